@@ -1,0 +1,308 @@
+"""Influence profiles: how much each part of the analysed sequence influences the answer.
+
+Every profile is a cumulative mass function ``F`` on ``[0, 1]`` (fractions of the analysed
+sequence, ``F(0) = 0``, ``F(1) = 1``). From it, :meth:`InfluenceProfile.chunk_weights` turns chunk
+lengths inside a :class:`Layout` into per-chunk weights: the mean influence density over each
+chunk's span, ``(F(e) - F(s)) / (e - s)``, so a weight of 1 is the uniform share and a weight of 2
+twice that.
+
+Two implementations: :class:`TheoryProfile` (the Cesàro theory for a :class:`ModelSpec`) and
+:class:`TabulatedProfile` (measured per-position or per-slot weights, with a monotone piecewise
+linear CDF), which saves to and loads from a versioned JSON file.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
+
+from bookend.spec import ModelSpec, available_presets
+from bookend.theory import FloatArray, influence_cdf
+
+__all__ = [
+    "PROFILE_FORMAT",
+    "PROFILE_VERSION",
+    "InfluenceProfile",
+    "Layout",
+    "ModelLike",
+    "TabulatedProfile",
+    "TheoryProfile",
+    "available_profile_presets",
+    "load_profile",
+    "resolve_profile",
+]
+
+PROFILE_FORMAT = "bookend-profile"
+PROFILE_VERSION = 1
+
+
+class Layout(BaseModel):
+    """Where the chunks sit inside the analysed sequence.
+
+    Args:
+        prefix_tokens: tokens before the first chunk (system prompt, instructions).
+        suffix_tokens: tokens after the last chunk (the question, the answer cue).
+
+    With the default ``0, 0`` the chunks fill the analysed sequence, so the final chunk holds the
+    final token and with it the theory's Recency Delta: the weights form a U (the bookend view).
+    With a suffix, the delta falls on the suffix and, at initialisation, chunk weights decrease from
+    front to back (the whole-prompt view).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prefix_tokens: int = Field(default=0, ge=0)
+    suffix_tokens: int = Field(default=0, ge=0)
+
+
+class InfluenceProfile(ABC):
+    """Influence over the analysed sequence as a cumulative mass function on ``[0, 1]``."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """A label for reports."""
+
+    @abstractmethod
+    def cdf(self, x: npt.ArrayLike) -> FloatArray:
+        """Mass on ``[0, x]``: non-decreasing, 0 at 0 and 1 at 1 (the final token included)."""
+
+    def chunk_weights(self, lengths: npt.ArrayLike, layout: Layout | None = None) -> FloatArray:
+        """Mean influence density of chunks laid end to end in the given order.
+
+        Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i``; the
+        sequence length is ``N = prefix + sum(l) + suffix``. Its weight is
+        ``(F(e_i / N) - F(s_i / N)) / (l_i / N)``.
+        """
+        lay = layout or Layout()
+        lens = np.asarray(lengths, dtype=np.float64)
+        if lens.size == 0:
+            return np.zeros(0)
+        total = lay.prefix_tokens + lens.sum() + lay.suffix_tokens
+        edges = lay.prefix_tokens + np.concatenate(([0.0], np.cumsum(lens)))
+        mass = np.diff(self.cdf(np.minimum(edges / total, 1.0)))
+        return np.asarray(mass * total / lens, dtype=np.float64)
+
+    def slot_weights(self, n_slots: int, layout: Layout | None = None) -> FloatArray:
+        """Weights of ``n_slots`` equal-length chunks (see :meth:`chunk_weights`)."""
+        if n_slots < 0:
+            raise ValueError(f"n_slots must be >= 0, got n_slots={n_slots!r}")
+        return self.chunk_weights(np.ones(n_slots), layout)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+@dataclass(frozen=True)
+class TheoryProfile(InfluenceProfile):
+    """The continuous Cesàro influence profile of a :class:`ModelSpec` (see :mod:`bookend.theory`)."""
+
+    spec: ModelSpec
+
+    @property
+    def name(self) -> str:
+        return self.spec.label()
+
+    def cdf(self, x: npt.ArrayLike) -> FloatArray:
+        return influence_cdf(x, self.spec.depth, self.spec.alpha)
+
+
+ProfileKind: TypeAlias = Literal["position", "slot"]
+
+
+@dataclass(frozen=True, eq=False)
+class TabulatedProfile(InfluenceProfile):
+    """A measured profile: non-negative weights over equal bins of the analysed sequence.
+
+    ``kind="position"`` holds one weight per token position (for example a Jacobian profile,
+    position 1 first); ``kind="slot"`` one per equal slot (for example the accuracy of a model when
+    the answer sits in slot ``k`` of ``K``). Either way the density is constant within a bin and the
+    CDF is piecewise linear and monotone, so any chunk lengths can be evaluated.
+
+    Args:
+        weights: non-negative, finite, not all zero; any scale (they are normalised).
+        kind: ``"position"`` or ``"slot"``.
+        label: a name for reports.
+        metadata: free-form provenance (model, settings, confidence intervals ...).
+    """
+
+    weights: tuple[float, ...]
+    kind: ProfileKind = "position"
+    label: str = "tabulated"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        w = np.asarray(self.weights, dtype=np.float64)
+        if w.ndim != 1 or w.size == 0:
+            raise ValueError(f"weights must be a non-empty 1-D sequence, got weights={self.weights!r}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError(
+                f"weights must be finite, non-negative and not all zero, got weights={self.weights!r}"
+            )
+        if self.kind not in ("position", "slot"):
+            raise ValueError(f"kind must be 'position' or 'slot', got kind={self.kind!r}")
+        object.__setattr__(self, "weights", tuple(float(v) for v in w))
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+    @property
+    def _knots(self) -> tuple[FloatArray, FloatArray]:
+        w = np.asarray(self.weights)
+        x = np.linspace(0.0, 1.0, w.size + 1)
+        cum = np.concatenate(([0.0], np.cumsum(w))) / w.sum()
+        return x, cum
+
+    def cdf(self, x: npt.ArrayLike) -> FloatArray:
+        knots, cum = self._knots
+        return np.asarray(np.interp(np.asarray(x, dtype=np.float64), knots, cum), dtype=np.float64)
+
+    @classmethod
+    def from_points(
+        cls,
+        positions: Sequence[float],
+        values: Sequence[float],
+        n_bins: int,
+        **kwargs: Any,
+    ) -> TabulatedProfile:
+        """Interpolate values known at some normalised positions (bin centres in ``[0, 1]``)
+        linearly onto ``n_bins`` equal slots; used for published accuracy-by-position curves."""
+        if len(positions) != len(values) or len(positions) < 2:
+            raise ValueError(
+                f"positions and values must have the same length >= 2, got "
+                f"{len(positions)} positions and {len(values)} values"
+            )
+        centres = (np.arange(n_bins) + 0.5) / n_bins
+        weights = np.interp(centres, np.asarray(positions), np.asarray(values))
+        return cls(weights=tuple(weights.tolist()), kind="slot", **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        """The versioned JSON object written by :meth:`save`."""
+        return {
+            "format": PROFILE_FORMAT,
+            "version": PROFILE_VERSION,
+            "kind": self.kind,
+            "label": self.label,
+            "weights": list(self.weights),
+            "metadata": dict(self.metadata),
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the profile as JSON; returns the path."""
+        out = Path(path)
+        out.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TabulatedProfile:
+        """Build from the object written by :meth:`to_json`, checking format and version."""
+        if data.get("format") != PROFILE_FORMAT:
+            raise ValueError(
+                f"not a bookend profile: format={data.get('format')!r} (expected {PROFILE_FORMAT!r})"
+            )
+        version = data.get("version")
+        if version != PROFILE_VERSION:
+            raise ValueError(
+                f"unsupported profile version={version!r} (this bookend reads {PROFILE_VERSION})"
+            )
+        return cls(
+            weights=tuple(data["weights"]),
+            kind=data.get("kind", "position"),
+            label=str(data.get("label", "tabulated")),
+            metadata=dict(data.get("metadata", {})),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> TabulatedProfile:
+        """Read a profile written by :meth:`save`."""
+        source = Path(path)
+        try:
+            data = json.loads(source.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ValueError(f"profile file not found: path={str(path)!r}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"profile file is not JSON: path={str(path)!r} ({exc})") from None
+        return cls.from_json(data)
+
+    def __hash__(self) -> int:
+        return hash((self.weights, self.kind))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TabulatedProfile):
+            return NotImplemented
+        return (self.weights, self.kind) == (other.weights, other.kind)
+
+
+def load_profile(path: str | Path) -> TabulatedProfile:
+    """Read a profile JSON file (see :meth:`TabulatedProfile.save`)."""
+    return TabulatedProfile.load(path)
+
+
+@lru_cache(maxsize=1)
+def _published_curves() -> dict[str, dict[str, Any]]:
+    text = resources.files("bookend").joinpath("data/liu2023.json").read_text(encoding="utf-8")
+    curves: dict[str, dict[str, Any]] = json.loads(text)["curves"]
+    return curves
+
+
+def available_profile_presets() -> list[str]:
+    """Names of the published position curves usable as ``model=`` (``liu2023:<model>``)."""
+    return sorted(f"liu2023:{name}" for name in _published_curves())
+
+
+def _published_profile(name: str) -> TabulatedProfile:
+    key = name.split(":", 1)[1].strip().lower()
+    curves = _published_curves()
+    if key not in curves:
+        import difflib
+
+        close = difflib.get_close_matches(key, curves, n=3, cutoff=0.3)
+        hint = f"; did you mean {', '.join(repr('liu2023:' + c) for c in close)}?" if close else ""
+        raise ValueError(f"unknown published curve model={name!r}{hint}")
+    entry = curves[key]
+    n_docs = int(entry["n_documents"])
+    gold = np.asarray(entry["gold_positions"], dtype=np.float64)
+    return TabulatedProfile.from_points(
+        positions=((gold - 0.5) / n_docs).tolist(),
+        values=entry["accuracy"],
+        n_bins=n_docs,
+        label=f"liu2023:{key}",
+        metadata={"source": entry["source"], **{k: v for k, v in entry.items() if k != "source"}},
+    )
+
+
+ModelLike: TypeAlias = "str | Path | ModelSpec | InfluenceProfile"
+
+
+def resolve_profile(model: ModelLike) -> InfluenceProfile:
+    """Turn what a caller passes as ``model=`` into a profile.
+
+    Accepts an :class:`InfluenceProfile`, a :class:`ModelSpec`, a preset name
+    (``"llama-3.1-8b"``), a published curve (``"liu2023:gpt-3.5-turbo"``) or the path of a profile
+    JSON file.
+    """
+    if isinstance(model, InfluenceProfile):
+        return model
+    if isinstance(model, ModelSpec):
+        return TheoryProfile(model)
+    if isinstance(model, Path) or (isinstance(model, str) and model.endswith(".json")):
+        return load_profile(model)
+    if isinstance(model, str):
+        if model.lower().startswith("liu2023:"):
+            return _published_profile(model)
+        return TheoryProfile(ModelSpec.preset(model))
+    raise ValueError(
+        f"model must be a preset name, a ModelSpec, an InfluenceProfile or a profile JSON path, "
+        f"got model={model!r} (presets: {', '.join(available_presets()[:5])}, ...)"
+    )

@@ -1,0 +1,299 @@
+"""The public one-call API: :func:`reorder`, and :class:`Bookend`, its reusable configured form."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Generic, TypeVar, cast
+
+import numpy as np
+
+from bookend.placement import STRATEGIES, Strategy, rank_order, strategy_order
+from bookend.profile import InfluenceProfile, Layout, ModelLike, resolve_profile
+from bookend.result import Placement
+from bookend.theory import FloatArray
+from bookend.tokens import TokenCounterLike, make_token_counter
+
+__all__ = ["DEFAULT_MODEL", "Bookend", "reorder", "relevance_from_scores"]
+
+T = TypeVar("T")
+
+#: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
+DEFAULT_MODEL = "llama-3.1-8b"
+
+Getter = Callable[[Any], Any] | str | None
+
+
+def relevance_from_scores(
+    scores: Sequence[float] | None, n_items: int, *, distance: bool = False
+) -> FloatArray:
+    """The relevance the objective uses, from the caller's scores.
+
+    * With scores: min-max normalised to ``[0, 1]`` (1 for the best), so positive scaling and
+      shifting of scores change nothing; ``distance=True`` means lower is better. Equal scores all
+      get relevance 1 and keep their input order.
+    * Without scores: the input order is the relevance order, and a reciprocal-rank prior gives
+      the chunk at input position ``i`` (0-based) relevance ``1 / (i + 1)``.
+
+    Raises:
+        ValueError: scores of the wrong count, or NaN or infinite scores.
+    """
+    if scores is None:
+        return 1.0 / np.arange(1, n_items + 1, dtype=np.float64)
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.ndim != 1 or arr.size != n_items:
+        raise ValueError(
+            f"scores must have one value per item ({n_items}), got {arr.size} scores"
+        )
+    if not np.all(np.isfinite(arr)):
+        bad = [i for i, v in enumerate(arr.tolist()) if not math.isfinite(v)]
+        raise ValueError(
+            f"scores must be finite; scores[{bad[0]}]={arr[bad[0]]!r} "
+            f"({len(bad)} non-finite value{'s' if len(bad) > 1 else ''})"
+        )
+    if distance:
+        arr = -arr
+    lo, hi = arr.min(initial=0.0), arr.max(initial=0.0)
+    if arr.size:
+        lo, hi = float(arr.min()), float(arr.max())
+    if hi == lo:
+        return np.ones(arr.size)
+    return np.asarray((arr - lo) / (hi - lo), dtype=np.float64)
+
+
+def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
+    """A callable from a callable, an attribute name / mapping key, or ``None``."""
+    if spec is None or callable(spec):
+        return spec
+    if isinstance(spec, str):
+        attr = operator.attrgetter(spec)
+
+        def get(item: Any) -> Any:
+            return item[spec] if isinstance(item, Mapping) else attr(item)
+
+        return get
+    raise ValueError(f"{param} must be a callable, an attribute name or None, got {param}={spec!r}")
+
+
+@lru_cache(maxsize=64)
+def _cached_profile(model: str) -> InfluenceProfile:
+    return resolve_profile(model)
+
+
+def _profile(model: ModelLike) -> InfluenceProfile:
+    return _cached_profile(model) if isinstance(model, str) else resolve_profile(model)
+
+
+class Bookend(Generic[T]):
+    """A configured placer: validate the settings once, then :meth:`place` many lists.
+
+    Args:
+        model: a preset name (``"llama-3.1-8b"``), a :class:`~bookend.ModelSpec`, an influence
+            profile, a published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
+        strategy: ``"bookend"`` (optimal under the profile), ``"alternate"`` (best first, second
+            best last, inwards) or ``"relevance"`` (most relevant first).
+        distance: scores are distances (lower is better).
+        budget: keep only the most relevant chunks whose tokens fit (greedy by relevance; a
+            repeated top chunk counts twice); the result lists what was dropped.
+        repeat_top: put the most relevant chunk at both ends of the prompt.
+        prefix_tokens: tokens before the chunks in the analysed sequence (system prompt).
+        suffix_tokens: tokens after the chunks (the question); see :class:`~bookend.Layout`.
+        token_counter: how to count tokens when ``lengths`` are not given: ``None`` for the
+            fast ``ceil(chars / 4)`` approximation, a callable, or a tokenizer with ``encode``.
+        text: how to get an item's text (callable or attribute / key name); strings need none.
+        source: a source key per item (callable or attribute / key name): chunks sharing a key
+            keep their original relative order. ``None`` keys are unconstrained.
+        exact_max_k: largest K solved exactly by dynamic programming when lengths differ.
+    """
+
+    def __init__(
+        self,
+        model: ModelLike = DEFAULT_MODEL,
+        *,
+        strategy: Strategy = "bookend",
+        distance: bool = False,
+        budget: int | None = None,
+        repeat_top: bool = False,
+        prefix_tokens: int = 0,
+        suffix_tokens: int = 0,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+        exact_max_k: int = 12,
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
+        if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+            raise ValueError(f"budget must be a positive integer or None, got budget={budget!r}")
+        if isinstance(exact_max_k, bool) or not isinstance(exact_max_k, int) or not (
+            0 <= exact_max_k <= 20
+        ):
+            raise ValueError(f"exact_max_k must be an integer in [0, 20], got exact_max_k={exact_max_k!r}")
+        for name, value in (("prefix_tokens", prefix_tokens), ("suffix_tokens", suffix_tokens)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
+        self.model = model
+        self.profile = _profile(model)
+        self.strategy: Strategy = strategy
+        self.distance = bool(distance)
+        self.budget = None if budget is None else int(budget)
+        self.repeat_top = bool(repeat_top)
+        self.layout = Layout(prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens)
+        self.token_counter = token_counter
+        self._count = make_token_counter(token_counter)
+        self._text = _getter(text, "text")
+        self._source = _getter(source, "source")
+        self.exact_max_k = exact_max_k
+
+    def __repr__(self) -> str:
+        return (
+            f"Bookend(model={self.profile.name!r}, strategy={self.strategy!r}, "
+            f"budget={self.budget!r}, repeat_top={self.repeat_top!r})"
+        )
+
+    def _lengths(self, items: Sequence[T], lengths: Sequence[float] | None) -> FloatArray:
+        if lengths is not None:
+            arr = np.asarray(lengths, dtype=np.float64)
+            if arr.ndim != 1 or arr.size != len(items):
+                raise ValueError(
+                    f"lengths must have one value per item ({len(items)}), got {arr.size} lengths"
+                )
+            bad = np.flatnonzero(~np.isfinite(arr) | (arr <= 0))
+            if bad.size:
+                raise ValueError(
+                    f"lengths must be positive and finite; lengths[{bad[0]}]={lengths[bad[0]]!r}"
+                )
+            return arr
+        counts = np.empty(len(items))
+        for i, item in enumerate(items):
+            text = self._text(item) if self._text is not None else item
+            if not isinstance(text, str):
+                raise ValueError(
+                    f"cannot count tokens of items[{i}] of type {type(item).__name__}: pass "
+                    "lengths=, or text= naming how to get its text"
+                )
+            counts[i] = self._count(text)
+        return counts
+
+    def _select(self, relevance: FloatArray, lengths: FloatArray) -> list[int]:
+        """Input indices kept under the budget (all of them without one)."""
+        if self.budget is None:
+            return list(range(relevance.size))
+        kept: list[int] = []
+        used = 0.0
+        for rank, i in enumerate(rank_order(relevance).tolist()):
+            cost = lengths[i] * (2 if self.repeat_top and rank == 0 else 1)
+            if used + cost <= self.budget:
+                kept.append(i)
+                used += cost
+        if not kept and relevance.size:
+            raise ValueError(
+                f"budget={self.budget} is smaller than every chunk "
+                f"(shortest is {int(lengths.min())} tokens)"
+            )
+        return sorted(kept)
+
+    def place(
+        self,
+        items: Sequence[T],
+        scores: Sequence[float] | None = None,
+        *,
+        lengths: Sequence[float] | None = None,
+    ) -> Placement[T]:
+        """Choose the prompt order of ``items``.
+
+        Args:
+            items: the chunks: strings, or any objects (see ``text``/``lengths``). Duplicates are
+                kept.
+            scores: per item relevance (higher is better unless ``distance=True``); without them
+                the input order is the relevance order.
+            lengths: per item token counts; counted with ``token_counter`` when omitted.
+
+        Returns:
+            A :class:`~bookend.Placement`; every item appears once unless a budget dropped it
+            (see ``Placement.dropped``) or ``repeat_top`` repeated the top one.
+        """
+        items = list(items)
+        relevance = relevance_from_scores(scores, len(items), distance=self.distance)
+        lens = self._lengths(items, lengths)
+        kept = self._select(relevance, lens)
+        kept_arr = np.asarray(kept, dtype=np.int64)
+        groups: list[Hashable | None] | None = None
+        if self._source is not None:
+            groups = [self._source(items[i]) for i in kept]
+        order = self._order(relevance[kept_arr], lens[kept_arr], groups)
+        prompt = kept_arr[order] if order.size else kept_arr
+        weights = self.profile.chunk_weights(lens[prompt], self.layout)
+        raw = None if scores is None else tuple(float(s) for s in scores)
+        dropped = tuple(sorted(set(range(len(items))) - set(kept)))
+        return Placement(
+            order=tuple(int(i) for i in prompt),
+            items=[items[i] for i in prompt],
+            weights=weights,
+            relevance=relevance,
+            lengths=lens,
+            scores=raw,
+            dropped=dropped,
+            strategy=self.strategy,
+            profile=self.profile,
+            layout=self.layout,
+        )
+
+    def _order(
+        self, relevance: FloatArray, lengths: FloatArray, groups: list[Hashable | None] | None
+    ) -> np.ndarray:
+        """Positions into the kept arrays, in prompt order (with ``repeat_top`` applied)."""
+        if not (self.repeat_top and relevance.size >= 2):
+            return strategy_order(
+                self.strategy,
+                relevance,
+                lengths,
+                self.profile,
+                self.layout,
+                exact_max_k=self.exact_max_k,
+                groups=groups,
+            )
+        top = int(rank_order(relevance)[0])
+        inner = np.delete(np.arange(relevance.size), top)
+        # The two copies of the top chunk act as fixed text around the inner chunks.
+        around = Layout(
+            prefix_tokens=self.layout.prefix_tokens + int(lengths[top]),
+            suffix_tokens=self.layout.suffix_tokens + int(lengths[top]),
+        )
+        inner_groups = None if groups is None else [groups[i] for i in inner]
+        inner_order = strategy_order(
+            self.strategy,
+            relevance[inner],
+            lengths[inner],
+            self.profile,
+            around,
+            exact_max_k=self.exact_max_k,
+            groups=inner_groups,
+        )
+        return cast(np.ndarray, np.concatenate(([top], inner[inner_order], [top])))
+
+
+def reorder(
+    items: Sequence[T],
+    scores: Sequence[float] | None = None,
+    *,
+    model: ModelLike = DEFAULT_MODEL,
+    lengths: Sequence[float] | None = None,
+    **options: Any,
+) -> Placement[T]:
+    """Place ``items`` in the prompt order that gives the most relevant text the most influence.
+
+    ``reorder(items, scores, model=..., lengths=..., **options)`` is
+    ``Bookend(model, **options).place(items, scores, lengths=lengths)``; see :class:`Bookend` for
+    the options (``strategy``, ``distance``, ``budget``, ``repeat_top``, ``prefix_tokens``,
+    ``suffix_tokens``, ``token_counter``, ``text``, ``source``, ``exact_max_k``).
+
+    Example:
+        >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1])
+        >>> p.order[0], p.order[-1]
+        (1, 0)
+    """
+    placer: Bookend[T] = Bookend(model, **options)
+    return placer.place(items, scores, lengths=lengths)

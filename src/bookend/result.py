@@ -1,0 +1,220 @@
+"""The :class:`Placement` result: the chosen order and everything needed to explain it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from bookend.placement import alternate_order, objective, rank_order
+from bookend.profile import InfluenceProfile, Layout
+from bookend.theory import FloatArray
+
+__all__ = ["ChunkSlot", "Placement"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ChunkSlot:
+    """Where one chunk went and why.
+
+    Attributes:
+        slot: position in the prompt, 0 first.
+        index: the chunk's index in the caller's input.
+        start: first token of its span inside the analysed sequence (prefix included).
+        end: one past its last token.
+        weight: mean influence density over the span (1 = uniform share).
+        relevance: the relevance used by the objective (normalised score or rank prior).
+        score: the caller's raw score, or ``None``.
+    """
+
+    slot: int
+    index: int
+    start: int
+    end: int
+    weight: float
+    relevance: float
+    score: float | None
+
+
+@dataclass(frozen=True)
+class Placement(Generic[T]):
+    """The result of placing chunks: order, spans, weights and objective.
+
+    Attributes:
+        order: input indices in prompt order (the top chunk appears twice with ``repeat_top``).
+        items: the caller's items in prompt order.
+        weights: per prompt position, the chunk's mean influence density.
+        relevance: per input index, the relevance the objective used (``nan`` for dropped items).
+        lengths: per input index, the token count used.
+        scores: per input index, the caller's raw score, or ``None`` without scores.
+        dropped: input indices left out by a token budget (empty without a budget).
+        strategy: the strategy that chose ``order``.
+        profile: the influence profile used.
+        layout: tokens before and after the chunks in the analysed sequence.
+    """
+
+    order: tuple[int, ...]
+    items: list[T]
+    weights: FloatArray
+    relevance: FloatArray
+    lengths: FloatArray
+    scores: tuple[float, ...] | None
+    dropped: tuple[int, ...]
+    strategy: str
+    profile: InfluenceProfile
+    layout: Layout = field(default_factory=Layout)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __getitem__(self, position: int) -> T:
+        return self.items[position]
+
+    @property
+    def kept(self) -> tuple[int, ...]:
+        """Input indices placed, each once, in input order."""
+        return tuple(sorted(set(self.order)))
+
+    @cached_property
+    def objective(self) -> float:
+        """``sum_p relevance[order[p]] · weights[p]`` (a repeated top chunk counts at both ends)."""
+        idx = np.asarray(self.order, dtype=np.int64)
+        return float(self.relevance[idx] @ self.weights) if idx.size else 0.0
+
+    @cached_property
+    def baselines(self) -> dict[str, float]:
+        """Objective of the same kept chunks in other orders, under the same profile.
+
+        ``input`` (the caller's order), ``relevance`` (most relevant first, i.e. retrieval order)
+        and ``alternate`` (best first, second best last, inwards).
+        """
+        kept = np.asarray(self.kept, dtype=np.int64)
+        rel = self.relevance[kept]
+        lens = self.lengths[kept]
+        orders = {
+            "input": np.arange(kept.size),
+            "relevance": rank_order(rel),
+            "alternate": alternate_order(rel),
+        }
+        return {
+            name: objective(order, rel, lens, self.profile, self.layout)
+            for name, order in orders.items()
+        }
+
+    @cached_property
+    def slots(self) -> list[ChunkSlot]:
+        """One :class:`ChunkSlot` per prompt position."""
+        out = []
+        start = self.layout.prefix_tokens
+        for slot, (index, weight) in enumerate(zip(self.order, self.weights, strict=True)):
+            length = int(self.lengths[index])
+            out.append(
+                ChunkSlot(
+                    slot=slot,
+                    index=index,
+                    start=start,
+                    end=start + length,
+                    weight=float(weight),
+                    relevance=float(self.relevance[index]),
+                    score=None if self.scores is None else self.scores[index],
+                )
+            )
+            start += length
+        return out
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """The slots as plain dicts (JSON-ready)."""
+        return [vars(s).copy() for s in self.slots]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: order, slots, objective, baselines, dropped, settings."""
+        return {
+            "order": list(self.order),
+            "slots": self.to_records(),
+            "objective": self.objective,
+            "baselines": self.baselines,
+            "dropped": list(self.dropped),
+            "strategy": self.strategy,
+            "profile": self.profile.name,
+            "layout": self.layout.model_dump(),
+        }
+
+    def explain(self, *, previews: Sequence[str] | None = None) -> str:
+        """A table of slot, chunk, relevance, score, span and weight, with the objective compared
+        with the baselines and a one-line reason per chunk.
+
+        Args:
+            previews: optional per input index text to show (for example the first words).
+        """
+        view = (
+            "chunks fill the sequence: the final chunk holds the Recency Delta"
+            if self.layout.suffix_tokens == 0
+            else f"whole-prompt view: {self.layout.suffix_tokens} tokens after the chunks"
+        )
+        lines = [
+            f"profile: {self.profile.name}",
+            f"layout: prefix={self.layout.prefix_tokens} suffix={self.layout.suffix_tokens} "
+            f"tokens ({view})",
+            f"strategy: {self.strategy}",
+            "",
+        ]
+        header = f"{'slot':>4}  {'chunk':>5}  {'relevance':>9}  {'score':>9}  "
+        header += f"{'tokens':>13}  {'weight':>7}  {'rank':>4}"
+        if previews is not None:
+            header += "  text"
+        lines += [header, "-" * len(header)]
+        rank_of = {int(i): r + 1 for r, i in enumerate(rank_order(self.relevance))}
+        weight_rank = {
+            int(p): r + 1 for r, p in enumerate(np.argsort(-self.weights, kind="stable"))
+        }
+        for s in self.slots:
+            score = "-" if s.score is None else f"{s.score:9.4g}"
+            row = f"{s.slot:>4}  {s.index:>5}  {s.relevance:>9.3f}  {score:>9}  "
+            row += f"{f'[{s.start}, {s.end})':>13}  {s.weight:>7.3f}  {rank_of[s.index]:>4}"
+            if previews is not None:
+                row += "  " + previews[s.index][:48].replace("\n", " ")
+            lines.append(row)
+        lines.append("")
+        lines.append(
+            "weight = mean influence density over the chunk's span (1.0 = uniform share); "
+            "rank = relevance rank."
+        )
+        if len(self.slots) > 1:
+            top = max(self.slots, key=lambda s: (s.relevance, -s.index))
+            lines.append(
+                f"why: the most relevant chunk ({top.index}) sits in slot {top.slot}, the "
+                f"{_ordinal(weight_rank[top.slot])} heaviest of {len(self.slots)} "
+                f"(weight {top.weight:.3f})."
+            )
+        lines.append(f"objective (sum relevance x weight): {self.objective:.4f}")
+        for name, value in self.baselines.items():
+            change = _relative(self.objective, value)
+            lines.append(f"  vs {name:<9} order: {value:.4f} ({change})")
+        if self.dropped:
+            lines.append(f"dropped by the token budget: {list(self.dropped)}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"Placement(order={list(self.order)}, strategy={self.strategy!r}, "
+            f"objective={self.objective:.4f}, dropped={list(self.dropped)})"
+        )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _relative(value: float, base: float) -> str:
+    if base == 0:
+        return "n/a"
+    return f"{100.0 * (value - base) / abs(base):+.1f}%"

@@ -1,0 +1,170 @@
+"""Model architecture specs: the inputs of the influence theory.
+
+A :class:`ModelSpec` names a depth ``H`` (transformer blocks), an attention share ``alpha`` (the
+weight of the attention output in each residual update; ``1/H`` unless measured) and, for
+information, the context window. Specs come from the bundled presets, from a local Hugging Face
+``config.json``, or are written out by hand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["ModelSpec", "available_presets"]
+
+_DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length")
+
+
+@lru_cache(maxsize=1)
+def _preset_table() -> dict[str, dict[str, Any]]:
+    text = resources.files("bookend").joinpath("data/presets.json").read_text(encoding="utf-8")
+    presets: dict[str, dict[str, Any]] = json.loads(text)["presets"]
+    return presets
+
+
+def available_presets() -> list[str]:
+    """Names accepted by :meth:`ModelSpec.preset`, sorted."""
+    return sorted(_preset_table())
+
+
+def _normalise_name(name: str) -> str:
+    return name.strip().lower().replace("_", "-").split("/")[-1]
+
+
+class ModelSpec(BaseModel):
+    """An immutable, validated description of a decoder model for the influence theory.
+
+    Args:
+        depth: number of transformer blocks ``H`` (real values >= 1 come from fits).
+        attn_share: attention share ``alpha`` in ``(0, 1]``; defaults to ``1 / depth``, the regime
+            where the Recency Delta ``(1 - alpha)^H`` stays of order ``1/e``.
+        context_length: the model's context window in tokens (informational; optional).
+        name: a label for reports.
+
+    Example:
+        >>> ModelSpec(depth=32).attn_share
+        0.03125
+        >>> ModelSpec.preset("llama-3.1-8b").depth
+        32.0
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    depth: float = Field(ge=1, allow_inf_nan=False, description="Number of transformer blocks H.")
+    attn_share: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Attention share alpha per layer; defaults to 1/depth.",
+    )
+    context_length: int | None = Field(default=None, ge=1, description="Context window in tokens.")
+    name: str | None = Field(default=None, description="Label used in reports.")
+
+    @model_validator(mode="after")
+    def _default_share(self) -> ModelSpec:
+        if self.attn_share is None:
+            object.__setattr__(self, "attn_share", 1.0 / self.depth)
+        return self
+
+    @property
+    def alpha(self) -> float:
+        """The attention share as a float (never ``None`` after validation)."""
+        assert self.attn_share is not None
+        return self.attn_share
+
+    @property
+    def recency_delta(self) -> float:
+        """``(1 - alpha)^H``: the weight the theory puts on the final token."""
+        from bookend.theory import recency_delta
+
+        return recency_delta(self.depth, self.alpha)
+
+    def label(self) -> str:
+        """A short human-readable description, e.g. ``llama-3.1-8b (H=32, alpha=0.0312)``."""
+        core = f"H={self.depth:g}, alpha={self.alpha:.4g}"
+        return f"{self.name} ({core})" if self.name else f"ModelSpec({core})"
+
+    @classmethod
+    def preset(cls, name: str, *, attn_share: float | None = None) -> ModelSpec:
+        """The spec of a widely used open model, from its published config.
+
+        Args:
+            name: a preset name such as ``"llama-3.1-8b"`` (case and ``_``/``-`` are ignored, and a
+                Hugging Face id such as ``"meta-llama/Llama-3.1-8B"`` works too).
+            attn_share: override the default ``1 / depth``.
+
+        Raises:
+            ValueError: for an unknown name; the message lists the closest preset names.
+        """
+        table = _preset_table()
+        key = _normalise_name(name)
+        if key not in table:
+            by_hf = {_normalise_name(v["hf_id"]): k for k, v in table.items()}
+            key = by_hf.get(key, key)
+        if key not in table:
+            close = difflib.get_close_matches(key, table, n=5, cutoff=0.4)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ValueError(
+                f"unknown preset name={name!r}{hint} "
+                f"(bookend.available_presets() lists all {len(table)})"
+            )
+        entry = table[key]
+        return cls(
+            depth=entry["depth"],
+            attn_share=attn_share,
+            context_length=entry["context_length"],
+            name=key,
+        )
+
+    @classmethod
+    def from_hf_config(
+        cls, path_or_dict: str | Path | Mapping[str, Any], *, attn_share: float | None = None
+    ) -> ModelSpec:
+        """Read depth and context window from a local Hugging Face ``config.json``; no network.
+
+        Accepts the path of a ``config.json``, of a model directory holding one, or the parsed
+        mapping (``transformers`` config objects work through ``config.to_dict()``). Depth is read
+        from ``num_hidden_layers`` / ``n_layer``; the context from ``max_position_embeddings`` /
+        ``n_positions``. Multimodal configs with a nested ``text_config`` are read from it.
+        """
+        if isinstance(path_or_dict, Mapping):
+            config: Mapping[str, Any] = path_or_dict
+            source = str(config.get("_name_or_path") or config.get("model_type") or "config")
+        else:
+            path = Path(path_or_dict)
+            if path.is_dir():
+                path = path / "config.json"
+            if not path.is_file():
+                raise ValueError(f"no config.json at path_or_dict={str(path_or_dict)!r}")
+            config = json.loads(path.read_text(encoding="utf-8"))
+            source = path.parent.name or str(path)
+        if isinstance(config.get("text_config"), Mapping):
+            config = {**config, **config["text_config"]}
+        depth = next((config[k] for k in _DEPTH_KEYS if config.get(k) is not None), None)
+        if depth is None:
+            raise ValueError(
+                f"config has none of {', '.join(_DEPTH_KEYS)}; keys are {sorted(config)[:20]}"
+            )
+        context = next((config[k] for k in _CONTEXT_KEYS if config.get(k) is not None), None)
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"config depth must be a positive integer, got depth={depth!r}")
+        return cls(
+            depth=depth,
+            attn_share=attn_share,
+            context_length=int(context) if context is not None else None,
+            name=str(config.get("_name_or_path") or source),
+        )
+
+    def __str__(self) -> str:
+        return self.label()
+
