@@ -42,4 +42,5 @@ __all__ = [
     "load_profile",
     "relevance_from_scores",
     "reorder",
+    "resolve_profile",
 ]

@@ -105,7 +105,7 @@ def _subset_cdf(
     for j in range(k):
         sums += ((subsets >> j) & 1) * lens[j]
     total = layout.prefix_tokens + lens.sum() + layout.suffix_tokens
-    cdf = profile.cdf(np.minimum((layout.prefix_tokens + sums) / total, 1.0))
+    cdf = profile.cdf_at_tokens(layout.prefix_tokens + sums, total)
     cdf.flags.writeable = False
     return cdf, float(total)
 
@@ -190,8 +190,7 @@ def _evaluate_orders(
     edges = layout.prefix_tokens + np.concatenate(
         (np.zeros((orders.shape[0], 1)), np.cumsum(lens, axis=1)), axis=1
     )
-    cdf = profile.cdf(np.minimum(edges / total, 1.0))
-    weights = np.diff(cdf, axis=1) * total / lens
+    weights = np.diff(profile.cdf_at_tokens(edges, total), axis=1) * total / lens
     return np.asarray(np.sum(relevance[orders] * weights, axis=1), dtype=np.float64)
 
 
@@ -245,8 +244,7 @@ def _adjacent_swap_passes(
         if left.size == 0:
             break
         a, b = cur[left], cur[left + 1]
-        pts = np.concatenate((edges, edges[left] + lengths[b])) / total
-        cdf = profile.cdf(np.minimum(pts, 1.0))
+        cdf = profile.cdf_at_tokens(np.concatenate((edges, edges[left] + lengths[b])), total)
         f_edges, f_mid = cdf[: edges.size], cdf[edges.size :]
         f0, f1, f2 = f_edges[left], f_edges[left + 1], f_edges[left + 2]
         old = relevance[a] * (f1 - f0) / lengths[a] + relevance[b] * (f2 - f1) / lengths[b]

@@ -90,8 +90,17 @@ class InfluenceProfile(ABC):
             return np.zeros(0)
         total = lay.prefix_tokens + lens.sum() + lay.suffix_tokens
         edges = lay.prefix_tokens + np.concatenate(([0.0], np.cumsum(lens)))
-        mass = np.diff(self.cdf(np.minimum(edges / total, 1.0)))
+        mass = np.diff(self.cdf_at_tokens(edges, total))
         return np.asarray(mass * total / lens, dtype=np.float64)
+
+    def cdf_at_tokens(self, offsets: npt.ArrayLike, total: float) -> FloatArray:
+        """``F(offset / total)`` for token offsets in ``[0, total]``.
+
+        Offsets within floating-point rounding of ``total`` are the end of the sequence, so the
+        final token's mass (the Recency Delta) is never lost to a cumulative sum that rounds low.
+        """
+        x = np.asarray(offsets, dtype=np.float64) / total
+        return self.cdf(np.where(x >= 1.0 - 1e-12, 1.0, x))
 
     def slot_weights(self, n_slots: int, layout: Layout | None = None) -> FloatArray:
         """Weights of ``n_slots`` equal-length chunks (see :meth:`chunk_weights`)."""
@@ -105,7 +114,7 @@ class InfluenceProfile(ABC):
 
 @dataclass(frozen=True)
 class TheoryProfile(InfluenceProfile):
-    """The continuous Cesàro influence profile of a :class:`ModelSpec` (see :mod:`bookend.theory`)."""
+    """The continuous Cesàro influence profile of a :class:`ModelSpec` (:mod:`bookend.theory`)."""
 
     spec: ModelSpec
 
@@ -144,10 +153,13 @@ class TabulatedProfile(InfluenceProfile):
     def __post_init__(self) -> None:
         w = np.asarray(self.weights, dtype=np.float64)
         if w.ndim != 1 or w.size == 0:
-            raise ValueError(f"weights must be a non-empty 1-D sequence, got weights={self.weights!r}")
+            raise ValueError(
+                f"weights must be a non-empty 1-D sequence, got weights={self.weights!r}"
+            )
         if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError(
-                f"weights must be finite, non-negative and not all zero, got weights={self.weights!r}"
+                "weights must be finite, non-negative and not all zero, "
+                f"got weights={self.weights!r}"
             )
         if self.kind not in ("position", "slot"):
             raise ValueError(f"kind must be 'position' or 'slot', got kind={self.kind!r}")
@@ -209,7 +221,8 @@ class TabulatedProfile(InfluenceProfile):
         """Build from the object written by :meth:`to_json`, checking format and version."""
         if data.get("format") != PROFILE_FORMAT:
             raise ValueError(
-                f"not a bookend profile: format={data.get('format')!r} (expected {PROFILE_FORMAT!r})"
+                f"not a bookend profile: format={data.get('format')!r} "
+                f"(expected {PROFILE_FORMAT!r})"
             )
         version = data.get("version")
         if version != PROFILE_VERSION:

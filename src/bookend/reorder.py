@@ -6,7 +6,7 @@ import math
 import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from bookend.result import Placement
 from bookend.theory import FloatArray
 from bookend.tokens import TokenCounterLike, make_token_counter
 
-__all__ = ["DEFAULT_MODEL", "Bookend", "reorder", "relevance_from_scores"]
+__all__ = ["DEFAULT_MODEL", "Bookend", "relevance_from_scores", "reorder"]
 
 T = TypeVar("T")
 
@@ -44,13 +44,11 @@ def relevance_from_scores(
         return 1.0 / np.arange(1, n_items + 1, dtype=np.float64)
     arr = np.asarray(scores, dtype=np.float64)
     if arr.ndim != 1 or arr.size != n_items:
-        raise ValueError(
-            f"scores must have one value per item ({n_items}), got {arr.size} scores"
-        )
+        raise ValueError(f"scores must have one value per item ({n_items}), got {arr.size} scores")
     if not np.all(np.isfinite(arr)):
         bad = [i for i, v in enumerate(arr.tolist()) if not math.isfinite(v)]
         raise ValueError(
-            f"scores must be finite; scores[{bad[0]}]={arr[bad[0]]!r} "
+            f"scores must be finite; scores[{bad[0]}]={float(arr[bad[0]])!r} "
             f"({len(bad)} non-finite value{'s' if len(bad) > 1 else ''})"
         )
     if distance:
@@ -127,10 +125,14 @@ class Bookend(Generic[T]):
             raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
         if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
             raise ValueError(f"budget must be a positive integer or None, got budget={budget!r}")
-        if isinstance(exact_max_k, bool) or not isinstance(exact_max_k, int) or not (
-            0 <= exact_max_k <= 20
+        if (
+            isinstance(exact_max_k, bool)
+            or not isinstance(exact_max_k, int)
+            or not (0 <= exact_max_k <= 20)
         ):
-            raise ValueError(f"exact_max_k must be an integer in [0, 20], got exact_max_k={exact_max_k!r}")
+            raise ValueError(
+                f"exact_max_k must be an integer in [0, 20], got exact_max_k={exact_max_k!r}"
+            )
         for name, value in (("prefix_tokens", prefix_tokens), ("suffix_tokens", suffix_tokens)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
@@ -272,7 +274,7 @@ class Bookend(Generic[T]):
             exact_max_k=self.exact_max_k,
             groups=inner_groups,
         )
-        return cast(np.ndarray, np.concatenate(([top], inner[inner_order], [top])))
+        return np.concatenate(([top], inner[inner_order], [top]))
 
 
 def reorder(

@@ -167,4 +167,3 @@ class ModelSpec(BaseModel):
 
     def __str__(self) -> str:
         return self.label()
-

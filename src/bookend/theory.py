@@ -48,7 +48,7 @@ __all__ = [
 
 
 def validate_depth_share(depth: float, attn_share: float) -> None:
-    """Raise ``ValueError`` naming the parameter unless ``depth >= 1`` and ``0 < attn_share <= 1``."""
+    """Raise ``ValueError`` naming the parameter unless ``depth >= 1``, ``0 < attn_share <= 1``."""
     if not math.isfinite(depth) or depth < 1:
         raise ValueError(f"depth must be a finite number >= 1, got depth={depth!r}")
     if not math.isfinite(attn_share) or not 0.0 < attn_share <= 1.0:
@@ -95,7 +95,7 @@ def recency_delta(depth: float, attn_share: float) -> float:
 
 
 def _tail_poly_coefficients(depth: float, attn_share: float) -> FloatArray:
-    """Coefficients ``c_m = T_m / m!`` with ``T_m = sum_{k > m} w_k`` (see :func:`influence_cdf`)."""
+    """Coefficients ``c_m = T_m / m!``, ``T_m = sum_{k > m} w_k`` (see :func:`influence_cdf`)."""
     w = hop_weights(depth, attn_share)
     tails = np.cumsum(w[::-1])[::-1][1:]  # T_m for m = 0 .. kmax-1
     m = np.arange(tails.size, dtype=np.float64)
@@ -186,9 +186,10 @@ def influence_exact(n_tokens: int, depth: int, attn_share: float) -> FloatArray:
     """Exact discrete influence of every position on the final token: the last row of ``M^H``.
 
     ``M = (1 - alpha) I + alpha C`` with the Cesàro matrix ``C[i, j] = 1/i`` for ``j <= i``. A row
-    vector times ``C`` is a reversed cumulative sum, ``(v C)_j = sum_{i >= j} v_i / i``, so starting
-    from ``v = e_N`` and applying ``v <- (1 - alpha) v + alpha · revcumsum(v / i)`` ``H`` times gives
-    the profile in ``O(N · H)`` time and ``O(N)`` memory; no ``N x N`` matrix is built.
+    vector times ``C`` is a reversed cumulative sum, ``(v C)_j = sum_{i >= j} v_i / i``, so
+    starting from ``v = e_N`` and applying ``v <- (1 - alpha) v + alpha · revcumsum(v / i)``
+    ``H`` times gives the profile in ``O(N · H)`` time and ``O(N)`` memory; no ``N x N`` matrix
+    is built.
 
     Returns:
         Array of length ``n_tokens``, position 1 first, summing to 1.

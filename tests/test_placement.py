@@ -1,0 +1,160 @@
+"""Optimisers against brute force, and the invariants every placement keeps."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bookend import Layout, ModelSpec, TabulatedProfile, TheoryProfile
+from bookend.placement import (
+    alternate_order,
+    exact_order,
+    local_search,
+    objective,
+    optimal_order,
+    rank_order,
+    strategy_order,
+)
+from bookend.profile import InfluenceProfile
+
+PROFILES: list[InfluenceProfile] = [
+    TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
+    TheoryProfile(ModelSpec(depth=12, attn_share=0.2)),
+    TabulatedProfile(weights=(5.0, 1.0, 0.5, 0.2, 0.4, 3.0), kind="slot"),
+]
+LAYOUTS = [Layout(), Layout(prefix_tokens=120, suffix_tokens=40)]
+
+relevances = st.lists(st.floats(min_value=0, max_value=1), min_size=2, max_size=7)
+
+
+def _brute_force(
+    rel: np.ndarray,
+    lens: np.ndarray,
+    profile: InfluenceProfile,
+    layout: Layout,
+    groups: list[int | None] | None = None,
+) -> float:
+    best = -np.inf
+    for perm in itertools.permutations(range(rel.size)):
+        if groups is not None:
+            seen: dict[int, int] = {}
+            ok = True
+            for i in perm:
+                g = groups[i]
+                if g is not None:
+                    ok &= seen.get(g, -1) < i
+                    seen[g] = i
+            if not ok:
+                continue
+        best = max(best, objective(perm, rel, lens, profile, layout))
+    return best
+
+
+@st.composite
+def problems(draw: st.DrawFn, max_k: int = 7) -> tuple[np.ndarray, np.ndarray, int, int]:
+    k = draw(st.integers(min_value=2, max_value=max_k))
+    rel = draw(st.lists(st.floats(0, 1), min_size=k, max_size=k))
+    lens = draw(st.lists(st.integers(1, 500), min_size=k, max_size=k))
+    return (
+        np.array(rel),
+        np.array(lens, dtype=float),
+        draw(st.integers(0, len(PROFILES) - 1)),
+        draw(st.integers(0, len(LAYOUTS) - 1)),
+    )
+
+
+@given(problems())
+def test_exact_order_matches_brute_force(problem: tuple[np.ndarray, np.ndarray, int, int]) -> None:
+    rel, lens, p, lay = problem
+    order = exact_order(rel, lens, PROFILES[p], LAYOUTS[lay])
+    assert sorted(order.tolist()) == list(range(rel.size))
+    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay])
+    assert got == pytest.approx(_brute_force(rel, lens, PROFILES[p], LAYOUTS[lay]), rel=1e-9)
+
+
+@given(problems(max_k=6), st.lists(st.sampled_from([None, 0, 1]), min_size=6, max_size=6))
+def test_exact_order_with_groups_matches_constrained_brute_force(
+    problem: tuple[np.ndarray, np.ndarray, int, int], group_pool: list[int | None]
+) -> None:
+    rel, lens, p, lay = problem
+    groups = group_pool[: rel.size]
+    order = exact_order(rel, lens, PROFILES[p], LAYOUTS[lay], groups)
+    for g in {0, 1}:
+        members = [i for i in order.tolist() if groups[i] == g]
+        assert members == sorted(members)
+    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay])
+    want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], groups)
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+@given(problems())
+def test_local_search_reaches_brute_force_on_small_inputs_or_stays_close(
+    problem: tuple[np.ndarray, np.ndarray, int, int],
+) -> None:
+    rel, lens, p, lay = problem
+    start = rank_order(rel)
+    before = objective(start, rel, lens, PROFILES[p], LAYOUTS[lay])
+    order = local_search(start, rel, lens, PROFILES[p], LAYOUTS[lay])
+    after = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay])
+    best = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay])
+    assert after >= before - 1e-12
+    assert after >= 0.97 * best  # a local optimum of swap + insert moves
+
+
+@given(
+    st.integers(min_value=13, max_value=90),
+    st.integers(min_value=0, max_value=2**32 - 1),
+    st.booleans(),
+)
+def test_heuristic_is_never_worse_than_the_sorted_start(k: int, seed: int, groups: bool) -> None:
+    rng = np.random.default_rng(seed)
+    rel, lens = rng.random(k), rng.integers(10, 400, k).astype(float)
+    group_keys = [int(g) if g < 3 else None for g in rng.integers(0, 6, k)] if groups else None
+    profile = PROFILES[0]
+    order = optimal_order(rel, lens, profile, groups=group_keys)
+    assert sorted(order.tolist()) == list(range(k))
+    sorted_start = np.empty(k, dtype=np.int64)
+    sorted_start[np.argsort(-profile.slot_weights(k), kind="stable")] = rank_order(rel)
+    got = objective(order, rel, lens, profile)
+    if group_keys is None:
+        assert got >= objective(sorted_start, rel, lens, profile) - 1e-9
+    else:
+        for g in {0, 1, 2}:
+            members = [i for i in order.tolist() if group_keys[i] == g]
+            assert members == sorted(members)
+    for baseline in (alternate_order(rel), rank_order(rel)):
+        if group_keys is None:
+            assert got >= objective(baseline, rel, lens, profile) - 1e-9
+
+
+@given(relevances, st.integers(0, len(PROFILES) - 1))
+def test_equal_lengths_sorted_assignment_is_optimal(rel_list: list[float], p: int) -> None:
+    rel = np.array(rel_list)
+    lens = np.full(rel.size, 64.0)
+    order = optimal_order(rel, lens, PROFILES[p])
+    got = objective(order, rel, lens, PROFILES[p])
+    assert got == pytest.approx(_brute_force(rel, lens, PROFILES[p], Layout()), rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8, 9])
+def test_alternate_is_stable_in_parity(k: int) -> None:
+    rel = np.linspace(1, 0, k)  # chunk 0 is best
+    order = alternate_order(rel).tolist()
+    assert order[0] == 0
+    if k > 1:
+        assert order[-1] == 1
+    if k > 3:
+        assert order[1] == 2
+        assert order[-2] == 3
+
+
+def test_strategy_names() -> None:
+    rel = np.array([0.1, 0.9, 0.5])
+    lens = np.ones(3)
+    assert strategy_order("relevance", rel, lens, PROFILES[0]).tolist() == [1, 2, 0]
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        strategy_order("random", rel, lens, PROFILES[0])  # type: ignore[arg-type]

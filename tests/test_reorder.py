@@ -1,0 +1,214 @@
+"""The public reorder API: behaviour, options and bad input."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bookend
+from bookend import Bookend, ModelSpec, reorder
+
+texts = st.lists(st.text(min_size=1, max_size=300), min_size=0, max_size=16)
+
+
+@st.composite
+def scored_items(draw: st.DrawFn) -> tuple[list[str], list[float]]:
+    items = draw(texts)
+    # Integer-valued scores: distinct ones stay distinct and ties stay tied under scaling, so
+    # the property is exact rather than at the mercy of rounding.
+    scores = draw(st.lists(st.integers(-1000, 1000), min_size=len(items), max_size=len(items)))
+    return items, [float(s) for s in scores]
+
+
+@given(scored_items(), st.booleans())
+def test_every_placement_is_a_permutation_and_deterministic(
+    data: tuple[list[str], list[float]], repeat_top: bool
+) -> None:
+    items, scores = data
+    first = reorder(items, scores, repeat_top=repeat_top)
+    second = reorder(items, scores, repeat_top=repeat_top)
+    assert first.order == second.order
+    order = list(first.order)
+    if repeat_top and len(items) >= 2:
+        assert order[0] == order[-1]
+        order = order[:-1]
+    assert sorted(order) == list(range(len(items)))
+    assert first.items == [items[i] for i in first.order]
+    assert first.dropped == ()
+
+
+@given(scored_items(), st.floats(1e-3, 1e3), st.floats(-1e3, 1e3))
+def test_positive_scaling_and_shifting_of_scores_change_nothing(
+    data: tuple[list[str], list[float]], scale: float, shift: float
+) -> None:
+    items, scores = data
+    base = reorder(items, scores).order
+    assert reorder(items, [scale * s for s in scores]).order == base
+    assert reorder(items, [s + shift for s in scores]).order == base
+
+
+def test_five_equal_chunks_put_best_and_second_best_at_the_ends() -> None:
+    items = [f"chunk {i}" for i in range(5)]
+    for model in ("llama-3.1-8b", "gpt2", "qwen2.5-7b"):
+        placement = reorder(items, [0.9, 0.8, 0.5, 0.3, 0.1], model=model, lengths=[100] * 5)
+        assert {placement.order[0], placement.order[-1]} == {0, 1}
+        explanation = placement.explain()
+        assert "most relevant chunk (0)" in explanation
+        assert "1st heaviest" in explanation
+        assert "vs relevance order" in explanation
+        assert placement.objective > placement.baselines["relevance"]
+
+
+def test_without_scores_input_order_is_relevance_order() -> None:
+    placement = reorder(["first", "second", "third", "fourth"], lengths=[10] * 4)
+    assert {placement.order[0], placement.order[-1]} == {0, 1}
+    assert placement.relevance.tolist() == [1.0, 0.5, 1 / 3, 0.25]
+
+
+def test_distance_scores_invert_the_ranking() -> None:
+    sim = reorder(list("abcd"), [0.1, 0.2, 0.3, 0.9], lengths=[5] * 4)
+    dist = reorder(list("abcd"), [0.9, 0.8, 0.7, 0.1], lengths=[5] * 4, distance=True)
+    assert sim.order == dist.order
+    assert sim.order[-1] == 3
+
+
+def test_empty_and_single_inputs() -> None:
+    empty = reorder([])
+    assert empty.order == ()
+    assert empty.items == []
+    assert empty.objective == 0.0
+    assert "objective" in empty.explain()
+    single = reorder(["only"], [3.0])
+    assert single.order == (0,)
+    assert single.items == ["only"]
+
+
+def test_duplicates_are_kept() -> None:
+    placement = reorder(["same", "same", "other"], [0.5, 0.5, 0.1])
+    assert sorted(placement.items) == ["other", "same", "same"]
+
+
+def test_ties_keep_input_order_for_the_better_slot() -> None:
+    placement = reorder(list("abc"), [1.0, 1.0, 1.0], lengths=[10] * 3)
+    weights = dict(zip(placement.order, placement.weights, strict=True))
+    assert weights[0] >= weights[1] >= weights[2]
+
+
+def test_budget_keeps_most_relevant_that_fit_and_reports_drops() -> None:
+    items = ["a", "b", "c", "d"]
+    placement = reorder(items, [0.9, 0.1, 0.8, 0.5], lengths=[50, 10, 60, 40], budget=100)
+    # Greedy by relevance: 0 (50), 2 does not fit, 3 (40), then 1 (10) fills the budget.
+    assert sorted(placement.order) == [0, 1, 3]
+    assert placement.dropped == (2,)
+    assert "dropped by the token budget: [2]" in placement.explain()
+    with pytest.raises(ValueError, match="budget=5 is smaller than every chunk"):
+        reorder(items, lengths=[50, 10, 60, 40], budget=5)
+
+
+def test_repeat_top_places_the_best_chunk_at_both_ends() -> None:
+    placement = reorder(list("abcde"), [0.2, 0.9, 0.5, 0.4, 0.1], repeat_top=True)
+    assert placement.order[0] == placement.order[-1] == 1
+    assert sorted(placement.order[1:-1]) == [0, 2, 3, 4]
+    assert len(placement.weights) == 6
+
+
+def test_source_groups_keep_their_original_order() -> None:
+    @dataclass
+    class Chunk:
+        text: str
+        doc: str
+
+    chunks = [Chunk("x" * (40 * (i + 1)), "A" if i % 2 else "B") for i in range(8)]
+    scores = [0.1, 0.9, 0.3, 0.8, 0.5, 0.7, 0.2, 0.6]
+    placement = reorder(chunks, scores, text="text", source="doc")
+    for doc in "AB":
+        seen = [i for i in placement.order if chunks[i].doc == doc]
+        assert seen == sorted(seen)
+    free = reorder(chunks, scores, text="text")
+    assert free.objective >= placement.objective - 1e-12
+
+
+def test_lengths_come_from_the_token_counter() -> None:
+    class WordTokenizer:
+        def encode(self, text: str) -> list[str]:
+            return text.split()
+
+    items = ["one two three", "four", "five six"]
+    assert reorder(items).lengths.tolist() == [4, 1, 2]  # ceil(chars / 4)
+    assert reorder(items, token_counter=WordTokenizer()).lengths.tolist() == [3, 1, 2]
+    assert reorder(items, token_counter=len).lengths.tolist() == [13, 4, 8]
+    records = reorder([{"body": "abcdefgh"}], text="body").to_records()
+    assert records[0]["end"] - records[0]["start"] == 2
+
+
+def test_model_forms_and_layout() -> None:
+    spec = ModelSpec(depth=16, attn_share=0.1)
+    assert reorder(["a", "b"], model=spec).profile.name == spec.label()
+    suffix = reorder(list("abcde"), [5, 4, 3, 2, 1], lengths=[20] * 5, suffix_tokens=400)
+    assert suffix.order[0] == 0  # delta on the question: the front is strongest
+    assert "whole-prompt view" in suffix.explain()
+
+
+def test_strategies_compare_with_the_framework_patterns() -> None:
+    items, scores = list("abcdef"), [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
+    assert reorder(items, scores, strategy="alternate").order == (0, 2, 4, 5, 3, 1)
+    assert reorder(items, scores, strategy="relevance").order == (0, 1, 2, 3, 4, 5)
+    assert Bookend(strategy="alternate").place(items, scores).strategy == "alternate"
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: reorder(["a", "b"], [1.0]), "scores must have one value per item"),
+        (lambda: reorder(["a", "b"], [1.0, float("nan")]), r"scores\[1\]=nan"),
+        (lambda: reorder(["a", "b"], [float("inf"), 1.0]), r"scores\[0\]=inf"),
+        (lambda: reorder(["a", "b"], lengths=[3]), "lengths must have one value per item"),
+        (lambda: reorder(["a", "b"], lengths=[3, 0]), r"lengths\[1\]=0"),
+        (lambda: reorder(["a", "b"], lengths=[-2, 3]), r"lengths\[0\]=-2"),
+        (lambda: reorder([1, 2]), "cannot count tokens of items"),
+        (lambda: reorder(["a"], model="gpt-17"), "unknown preset name='gpt-17'"),
+        (lambda: reorder(["a"], budget=0), "budget=0"),
+        (lambda: reorder(["a"], strategy="shuffle"), "strategy='shuffle'"),
+        (lambda: reorder(["a"], prefix_tokens=-3), "prefix_tokens=-3"),
+        (lambda: reorder(["a"], exact_max_k=40), "exact_max_k=40"),
+        (lambda: reorder(["a"], token_counter=3), "token_counter=3"),
+        (lambda: reorder(["a"], text=3), "text=3"),
+    ],
+)
+def test_bad_input_names_parameter_and_value(call: object, match: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()  # type: ignore[operator]
+
+
+def test_placement_record_and_dict_views() -> None:
+    placement = reorder(["aaaa", "bb", "cccccccc"], [0.2, 0.9, 0.4])
+    as_dict = placement.to_dict()
+    assert as_dict["order"] == list(placement.order)
+    spans = [(r["start"], r["end"]) for r in as_dict["slots"]]
+    assert spans[0][0] == 0
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+    assert set(as_dict["baselines"]) == {"input", "relevance", "alternate"}
+    assert list(placement) == placement.items
+    assert placement[0] == placement.items[0]
+    assert len(placement) == 3
+    assert "Placement(order=" in repr(placement)
+
+
+def test_large_k_with_unequal_lengths_completes_and_beats_baselines() -> None:
+    rng = np.random.default_rng(7)
+    k = 300
+    placement = reorder(
+        [f"c{i}" for i in range(k)], rng.random(k).tolist(), lengths=rng.integers(20, 400, k)
+    )
+    assert sorted(placement.order) == list(range(k))
+    assert placement.objective >= max(placement.baselines.values()) - 1e-9
+
+
+def test_package_exports() -> None:
+    for name in bookend.__all__:
+        assert hasattr(bookend, name)
