@@ -1,0 +1,196 @@
+"""BookendRanker as a Haystack component and inside real Haystack pipelines."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+from bookend_haystack import SLOT_KEY, WEIGHT_KEY, BookendRanker
+from haystack import Document, Pipeline, component
+from haystack.components.builders import PromptBuilder
+from haystack.components.rankers import LostInTheMiddleRanker
+from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bookend
+
+QUERY = "how does the sunshield keep the telescope cold"
+TEXTS = [
+    "The sunshield has five layers that keep the telescope cold.",
+    "The primary mirror is made of eighteen gold coated segments.",
+    "A cryocooler keeps the mid infrared instrument colder still.",
+    "The telescope orbits the second Lagrange point.",
+    "Heat from the sun is reflected by the sunshield layers.",
+    "Launch took place on an Ariane 5 rocket.",
+    "The cold side of the sunshield stays near forty kelvin.",
+    "Engineers folded the sunshield for launch.",
+]
+TEMPLATE = "{% for d in documents %}{{ d.content }}\n{% endfor %}Question: {{ query }}"
+
+
+@component
+class RecordingGenerator:
+    """A stand-in LLM: keeps every prompt and answers with it."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    @component.output_types(replies=list[str])
+    def run(self, prompt: str) -> dict[str, list[str]]:
+        self.prompts.append(prompt)
+        return {"replies": [prompt]}
+
+
+def _pipeline(ranker: Any) -> tuple[Pipeline, RecordingGenerator]:
+    store = InMemoryDocumentStore()
+    store.write_documents([Document(content=t, meta={"i": i}) for i, t in enumerate(TEXTS)])
+    llm = RecordingGenerator()
+    pipe = Pipeline()
+    pipe.add_component("retriever", InMemoryBM25Retriever(store, top_k=6))
+    pipe.add_component("ranker", ranker)
+    pipe.add_component("prompt", PromptBuilder(TEMPLATE, required_variables=["query"]))
+    pipe.add_component("llm", llm)
+    pipe.connect("retriever.documents", "ranker.documents")
+    pipe.connect("ranker.documents", "prompt.documents")
+    pipe.connect("prompt.prompt", "llm.prompt")
+    return pipe, llm
+
+
+def _inputs() -> dict[str, Any]:
+    return {"retriever": {"query": QUERY}, "prompt": {"query": QUERY}}
+
+
+def test_pipeline_llm_sees_the_bookend_order() -> None:
+    pipe, llm = _pipeline(BookendRanker())
+    result = pipe.run(_inputs(), include_outputs_from={"retriever", "ranker"})
+    retrieved = result["retriever"]["documents"]
+    expected = bookend.reorder([d.content for d in retrieved], [d.score for d in retrieved]).items
+    assert llm.prompts[0].splitlines()[: len(expected)] == expected
+    assert expected != [d.content for d in retrieved]
+    assert [d.content for d in result["ranker"]["documents"]] == expected
+
+
+def test_sync_and_async_pipelines_agree() -> None:
+    pipe, llm = _pipeline(BookendRanker())
+    pipe.run(_inputs())
+    asyncio.run(pipe.run_async(_inputs()))
+    assert len(llm.prompts) == 2
+    assert llm.prompts[0] == llm.prompts[1]
+
+
+def test_pipeline_serialises_with_the_ranker() -> None:
+    pipe, _ = _pipeline(BookendRanker(model="qwen2.5-7b", top_k=4, budget=900, repeat_top=True))
+    data = pipe.to_dict()["components"]["ranker"]
+    assert data["type"] == "bookend_haystack.ranker.BookendRanker"
+    again = BookendRanker.from_dict(data)
+    assert again.to_dict() == data
+    docs = [Document(content=t, score=len(t)) for t in TEXTS]
+    assert again.run(docs) == BookendRanker(
+        model="qwen2.5-7b", top_k=4, budget=900, repeat_top=True
+    ).run(docs)
+
+
+def test_drop_in_for_lost_in_the_middle() -> None:
+    docs = [Document(content=t) for t in TEXTS]
+    for top_k in (None, 5):
+        theirs = LostInTheMiddleRanker(top_k=top_k).run(documents=docs)
+        ours = BookendRanker(strategy="alternate", top_k=top_k).run(documents=docs)
+        assert ours == theirs
+    with pytest.raises(ValueError, match="not textual"):
+        BookendRanker().run(documents=[Document(content=None, meta={"blob": 1})])
+
+
+def test_same_objects_metadata_intact_and_top_k_by_score() -> None:
+    scores = [0.2, 0.9, 0.4, 0.3, 0.8, 0.1, 0.7, 0.5]
+    docs = [
+        Document(content=t, score=s, meta={"i": i})
+        for i, (t, s) in enumerate(zip(TEXTS, scores, strict=True))
+    ]
+    before = copy.deepcopy([d.meta for d in docs])
+    out = BookendRanker().run(docs)["documents"]
+    assert sorted(map(id, out)) == sorted(map(id, docs))
+    assert [d.meta for d in docs] == before
+    top = BookendRanker(top_k=3).run(docs)["documents"]
+    assert {d.meta["i"] for d in top} == {1, 4, 6}
+    nearest = BookendRanker(top_k=3, distance=True).run(docs)["documents"]
+    assert {d.meta["i"] for d in nearest} == {5, 0, 3}
+    assert BookendRanker().run(docs, top_k=2)["documents"][0].meta["i"] in (1, 4)
+
+
+def test_missing_and_distance_scores() -> None:
+    scores = [0.2, 0.9, 0.4, 0.3, 0.8, 0.1, 0.7, 0.5]
+    docs = [Document(content=t, score=s) for t, s in zip(TEXTS, scores, strict=True)]
+    out = BookendRanker(distance=True).run(docs)["documents"]
+    assert [d.content for d in out] == bookend.reorder(TEXTS, scores, distance=True).items
+    docs[2] = dataclasses.replace(docs[2], score=None)
+    out = BookendRanker().run(docs)["documents"]
+    assert [d.content for d in out] == bookend.reorder(TEXTS).items
+
+
+def test_duplicates_keep_the_best_scored_copy() -> None:
+    low = Document(id="a", content="same text", score=0.1)
+    high = Document(id="a", content="same text", score=0.9)
+    other = Document(id="b", content="other text", score=0.5)
+    out = BookendRanker().run([low, other, high])["documents"]
+    assert len(out) == 2
+    assert any(d is high for d in out)
+    out = BookendRanker(distance=True).run([low, other, high])["documents"]
+    assert any(d is low for d in out)
+
+
+def test_token_budget_and_annotation() -> None:
+    docs = [Document(content=t) for t in TEXTS]
+    kept = BookendRanker(budget=40).run(docs)["documents"]
+    assert sum(bookend.tokens.approx_token_count(d.content or "") for d in kept) <= 40
+    assert 0 < len(kept) < len(docs)
+    assert len(BookendRanker().run(docs, budget=40)["documents"]) == len(kept)
+    out = BookendRanker(annotate=True, repeat_top=True).run(docs)["documents"]
+    assert [d.meta[SLOT_KEY] for d in out] == list(range(len(out)))
+    assert all(d.meta[WEIGHT_KEY] > 0 for d in out)
+    assert out[0].content == out[-1].content
+    assert not any(SLOT_KEY in d.meta for d in docs)  # annotated copies, inputs untouched
+    assert SLOT_KEY not in BookendRanker().run([Document(content="x")])["documents"][0].meta
+
+
+def test_empty_retrieval_passes_through() -> None:
+    assert BookendRanker().run([]) == {"documents": []}
+    assert asyncio.run(BookendRanker().run_async([])) == {"documents": []}
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"top_k": 0}, "top_k"),
+        ({"budget": -5}, "budget"),
+        ({"model": "no-such-model"}, "no-such-model"),
+        ({"strategy": "random"}, "strategy"),
+        ({"prefix_tokens": -1}, "prefix_tokens"),
+        ({"exact_max_k": 50}, "exact_max_k"),
+    ],
+)
+def test_bad_parameters_raise_at_construction(params: dict[str, Any], name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        BookendRanker(**params)
+    if "top_k" in params:
+        with pytest.raises(ValueError, match=name):
+            BookendRanker().run([Document(content="x")], **params)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=60), st.floats(-1, 1)), min_size=1, max_size=9),
+    st.booleans(),
+)
+def test_every_document_survives_in_bookend_order(
+    rows: list[tuple[str, float]], distance: bool
+) -> None:
+    docs = [Document(id=str(i), content=t, score=s) for i, (t, s) in enumerate(rows)]
+    out = BookendRanker(distance=distance).run(docs)["documents"]
+    assert sorted(map(id, out)) == sorted(map(id, docs))
+    expected = bookend.reorder([t for t, _ in rows], [s for _, s in rows], distance=distance)
+    assert [id(d) for d in out] == [id(docs[i]) for i in expected.order]

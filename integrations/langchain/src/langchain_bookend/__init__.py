@@ -1,0 +1,9 @@
+"""LangChain integration for bookend: place retrieved documents where the model reads best.
+
+>>> from langchain_bookend import BookendReorder
+>>> chain = retriever | BookendReorder(model="llama-3.1-8b")  # doctest: +SKIP
+"""
+
+from langchain_bookend.reorder import SLOT_KEY, WEIGHT_KEY, BookendReorder
+
+__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]

@@ -1,0 +1,212 @@
+"""BookendReorder with real LangChain classes: LCEL chains, compressors, transformers."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_bookend import SLOT_KEY, WEIGHT_KEY, BookendReorder
+from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_classic.retrievers.document_compressors import DocumentCompressorPipeline
+from langchain_core.callbacks import BaseCallbackHandler, Callbacks
+from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models import FakeListLLM
+from langchain_core.prompts import PromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from langchain_core.vectorstores import InMemoryVectorStore
+
+import bookend
+
+QUERY = "How does the telescope stay cold?"
+TEXTS = [f"passage {i}: " + "fact " * (3 + 7 * i % 11) for i in range(8)]
+
+
+class PromptRecorder(BaseCallbackHandler):
+    """Keeps every prompt an LLM is called with."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], **kwargs: Any) -> None:
+        self.prompts.extend(prompts)
+
+
+def _docs(scores: list[float] | None = None, key: str = "score") -> list[Document]:
+    return [
+        Document(
+            page_content=text,
+            id=str(i),
+            metadata={"i": i} if scores is None else {"i": i, key: scores[i]},
+        )
+        for i, text in enumerate(TEXTS)
+    ]
+
+
+@pytest.fixture
+def retriever() -> Any:
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    store.add_documents(_docs())
+    return store.as_retriever(search_kwargs={"k": 6})
+
+
+def _format(docs: list[Document]) -> str:
+    return "\n\n".join(d.page_content for d in docs)
+
+
+def test_lcel_chain_llm_sees_the_bookend_order(retriever: Any) -> None:
+    recorder = PromptRecorder()
+    llm = FakeListLLM(responses=["fine"], callbacks=[recorder])
+    prompt = PromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+    chain = (
+        {
+            "context": retriever | BookendReorder() | _format,
+            "question": RunnablePassthrough(),
+        }
+        | prompt
+        | llm
+    )
+
+    assert chain.invoke(QUERY) == "fine"
+
+    retrieved = [d.page_content for d in retriever.invoke(QUERY)]
+    expected = bookend.reorder(retrieved).items  # no scores: retriever order is relevance
+    seen = recorder.prompts[0]
+    positions = [seen.index(text) for text in expected]
+    assert positions == sorted(positions)
+    assert expected != retrieved  # the reorder did something the LLM can see
+
+
+def test_runnable_modes_agree(retriever: Any) -> None:
+    reorder = BookendReorder()
+    docs = retriever.invoke(QUERY)
+    sync = reorder.invoke(docs)
+    assert asyncio.run(reorder.ainvoke(docs)) == sync
+    assert reorder.batch([docs, docs[:2]]) == [sync, reorder.invoke(docs[:2])]
+    assert asyncio.run(reorder.abatch([docs])) == [sync]
+    assert reorder.transform_documents(docs) == sync
+    assert asyncio.run(reorder.atransform_documents(docs)) == sync
+    assert reorder.compress_documents(docs, QUERY) == sync
+    assert asyncio.run(reorder.acompress_documents(docs, QUERY)) == sync
+
+
+def test_same_objects_and_metadata_intact() -> None:
+    docs = _docs([0.1, 0.9, 0.4, 0.3, 0.8, 0.2, 0.7, 0.5])
+    before = copy.deepcopy([d.metadata for d in docs])
+    out = BookendReorder().invoke(docs)
+    assert sorted(map(id, out)) == sorted(map(id, docs))
+    assert [d.metadata for d in docs] == before
+
+
+def test_scores_from_metadata_and_distance() -> None:
+    scores = [0.1, 0.9, 0.4, 0.3, 0.8, 0.2, 0.7, 0.5]
+    for key in ("relevance_score", "score"):
+        out = BookendReorder().invoke(_docs(scores, key))
+        assert [d.page_content for d in out] == bookend.reorder(TEXTS, scores).items
+    out = BookendReorder(distance=True).invoke(_docs(scores))
+    assert [d.page_content for d in out] == bookend.reorder(TEXTS, scores, distance=True).items
+    custom = BookendReorder(score_key="rerank").invoke(_docs(scores, "rerank"))
+    assert [d.page_content for d in custom] == bookend.reorder(TEXTS, scores).items
+
+
+def test_a_missing_score_means_input_order() -> None:
+    docs = _docs([0.1, 0.9, 0.4, 0.3, 0.8, 0.2, 0.7, 0.5])
+    del docs[3].metadata["score"]
+    out = BookendReorder().invoke(docs)
+    assert [d.page_content for d in out] == bookend.reorder(TEXTS).items
+
+
+def test_empty_retrieval_passes_through() -> None:
+    reorder = BookendReorder()
+    assert reorder.invoke([]) == []
+    assert asyncio.run(reorder.ainvoke([])) == []
+
+
+def test_annotate_is_opt_in() -> None:
+    docs = _docs()
+    out = BookendReorder(annotate=True, repeat_top=True).invoke(docs)
+    assert out[0] is out[-1]  # the top document at both ends
+    placement = BookendReorder(repeat_top=True).place(_docs())
+    for doc, slot in zip(out, placement.slots, strict=True):
+        if doc is not out[-1] or slot.slot == 0:
+            assert (doc.metadata[SLOT_KEY], doc.metadata[WEIGHT_KEY]) == (slot.slot, slot.weight)
+    assert SLOT_KEY not in BookendReorder().invoke(_docs())[0].metadata
+
+
+def test_budget_drops_least_relevant() -> None:
+    docs = _docs()
+    placement = BookendReorder(budget=20).place(docs)
+    assert placement.dropped
+    assert BookendReorder(budget=20).invoke(docs) == placement.items
+
+
+def test_contextual_compression_retriever(retriever: Any) -> None:
+    compressed = ContextualCompressionRetriever(
+        base_compressor=BookendReorder(), base_retriever=retriever
+    )
+    expected = BookendReorder().invoke(retriever.invoke(QUERY))
+    assert compressed.invoke(QUERY) == expected
+    assert asyncio.run(compressed.ainvoke(QUERY)) == expected
+
+
+class LengthScorer(BaseDocumentCompressor):
+    """A stand-in reranker: writes ``relevance_score`` (here, the text length)."""
+
+    def compress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> list[Document]:
+        for doc in documents:
+            doc.metadata["relevance_score"] = len(doc.page_content)
+        return list(documents)
+
+
+def test_document_compressor_pipeline_after_a_reranker(retriever: Any) -> None:
+    pipeline = DocumentCompressorPipeline(transformers=[LengthScorer(), BookendReorder()])
+    compressed = ContextualCompressionRetriever(base_compressor=pipeline, base_retriever=retriever)
+    texts = [d.page_content for d in retriever.invoke(QUERY)]
+    expected = bookend.reorder(texts, [len(t) for t in texts]).items
+    assert expected != bookend.reorder(texts).items  # the reranker's scores matter
+    assert [d.page_content for d in compressed.invoke(QUERY)] == expected
+    assert [d.page_content for d in asyncio.run(compressed.ainvoke(QUERY))] == expected
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"budget": 0}, "budget"),
+        ({"model": "no-such-model"}, "no-such-model"),
+        ({"strategy": "random"}, "strategy"),
+        ({"prefix_tokens": -1}, "prefix_tokens"),
+        ({"exact_max_k": 99}, "exact_max_k"),
+        ({"score_key": ""}, "score_key"),
+        ({"token_counter": 3}, "token_counter"),
+    ],
+)
+def test_bad_parameters_raise_at_construction(params: dict[str, Any], name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        BookendReorder(**params)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=60), st.floats(-5, 5)), min_size=0, max_size=9),
+    st.booleans(),
+)
+def test_every_document_survives_in_bookend_order(
+    rows: list[tuple[str, float]], distance: bool
+) -> None:
+    docs = [Document(page_content=t, metadata={"score": s}) for t, s in rows]
+    out = BookendReorder(distance=distance).invoke(docs)
+    assert sorted(map(id, out)) == sorted(map(id, docs))
+    expected = bookend.reorder(
+        list(range(len(docs))),
+        [s for _, s in rows],
+        distance=distance,
+        lengths=[bookend.tokens.approx_token_count(t) for t, _ in rows],
+    )
+    assert [id(d) for d in out] == [id(docs[i]) for i in expected.items]

@@ -1,0 +1,226 @@
+"""BookendNodePostprocessor in real LlamaIndex query and chat engines."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import MockLLM
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+from llama_index.postprocessor.bookend import SLOT_KEY, WEIGHT_KEY, BookendNodePostprocessor
+
+import bookend
+
+QUERY = "how does the sunshield keep the telescope cold"
+WORDS = [
+    "sunshield",
+    "telescope",
+    "cold",
+    "mirror",
+    "orbit",
+    "heat",
+    "layers",
+    "cryocooler",
+    "instrument",
+    "light",
+]
+TEXTS = [
+    f"Passage {i} about " + " ".join(WORDS[(i * j) % len(WORDS)] for j in range(2 + i % 5))
+    for i in range(10)
+]
+TOP_K = 7
+
+
+class HashEmbedding(BaseEmbedding):
+    """A deterministic bag-of-words embedding (offline, no model)."""
+
+    def _embed(self, text: str) -> list[float]:
+        vec = [0.0] * 32
+        for word in text.lower().split():
+            vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % 32] += 1.0
+        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+        return [v / norm for v in vec]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embed(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._embed(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embed(text)
+
+
+@pytest.fixture(scope="module")
+def index() -> VectorStoreIndex:
+    nodes = [TextNode(text=t, id_=f"n{i}", metadata={"i": i}) for i, t in enumerate(TEXTS)]
+    return VectorStoreIndex(nodes, embed_model=HashEmbedding())
+
+
+def _expected_texts(index: VectorStoreIndex) -> list[str]:
+    """The order bookend gives the nodes the retriever returns, computed with the core alone."""
+    retrieved = index.as_retriever(similarity_top_k=TOP_K).retrieve(QUERY)
+    llm_texts = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in retrieved]
+    order = bookend.reorder(llm_texts, [n.score for n in retrieved]).order
+    return [retrieved[i].node.get_content() for i in order]
+
+
+def _assert_in_order(prompt: str, texts: list[str]) -> None:
+    positions = [prompt.index(t) for t in texts]
+    assert positions == sorted(positions)
+
+
+def test_query_engine_llm_sees_the_bookend_order(index: VectorStoreIndex) -> None:
+    engine = index.as_query_engine(
+        llm=MockLLM(),  # with no max_tokens, MockLLM answers with the prompt it received
+        similarity_top_k=TOP_K,
+        node_postprocessors=[BookendNodePostprocessor()],
+    )
+    expected = _expected_texts(index)
+    response = engine.query(QUERY)
+    _assert_in_order(str(response), expected)
+    assert [n.node.get_content() for n in response.source_nodes] == expected
+    async_response = asyncio.run(engine.aquery(QUERY))
+    assert str(async_response) == str(response)
+    retrieved = [
+        n.node.get_content() for n in index.as_retriever(similarity_top_k=TOP_K).retrieve(QUERY)
+    ]
+    assert expected != retrieved  # the reorder did something the LLM can see
+
+
+def test_chat_engine_llm_sees_the_bookend_order(index: VectorStoreIndex) -> None:
+    engine = index.as_chat_engine(
+        chat_mode="context",
+        llm=MockLLM(),
+        similarity_top_k=TOP_K,
+        node_postprocessors=[BookendNodePostprocessor()],
+    )
+    expected = _expected_texts(index)
+    _assert_in_order(str(engine.chat(QUERY)), expected)
+    engine.reset()
+    _assert_in_order(str(asyncio.run(engine.achat(QUERY))), expected)
+
+
+def _nodes(scores: list[float | None]) -> list[NodeWithScore]:
+    return [
+        NodeWithScore(node=TextNode(text=TEXTS[i], metadata={"i": i}), score=s)
+        for i, s in enumerate(scores)
+    ]
+
+
+SCORES: list[float | None] = [0.2, 0.9, 0.4, 0.3, 0.8, 0.1, 0.7]
+
+
+def _llm_texts(nodes: list[NodeWithScore]) -> list[str]:
+    return [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes]
+
+
+def test_sync_and_async_agree_and_return_the_same_objects() -> None:
+    nodes = _nodes(SCORES)
+    before = copy.deepcopy([n.node.metadata for n in nodes])
+    post = BookendNodePostprocessor()
+    out = post.postprocess_nodes(nodes)
+    assert asyncio.run(post.apostprocess_nodes(nodes)) == out
+    assert sorted(map(id, out)) == sorted(map(id, nodes))
+    assert [n.node.metadata for n in nodes] == before
+
+
+def test_scores_and_distance_scores() -> None:
+    nodes = _nodes(SCORES)
+    texts = _llm_texts(nodes)
+    out = BookendNodePostprocessor().postprocess_nodes(nodes)
+    assert _llm_texts(out) == bookend.reorder(texts, SCORES).items
+    out = BookendNodePostprocessor(distance=True).postprocess_nodes(nodes)
+    assert _llm_texts(out) == bookend.reorder(texts, SCORES, distance=True).items
+
+
+def test_missing_score_means_rank_order_not_the_middle() -> None:
+    nodes = _nodes([None] * len(SCORES))
+    out = BookendNodePostprocessor().postprocess_nodes(nodes)
+    assert _llm_texts(out) == bookend.reorder(_llm_texts(nodes)).items
+    assert nodes[0] in (out[0], out[-1])  # the retriever's best node sits at an end
+    partial = _nodes([*SCORES[:-1], None])
+    out = BookendNodePostprocessor().postprocess_nodes(partial)
+    assert _llm_texts(out) == bookend.reorder(_llm_texts(partial)).items
+
+
+def test_lengths_are_measured_on_the_llm_text() -> None:
+    nodes = _nodes(SCORES)
+    nodes[0].node.metadata["note"] = "x" * 400  # long metadata the LLM sees
+    placement = BookendNodePostprocessor().place(nodes)
+    assert placement.lengths[0] == bookend.tokens.approx_token_count(_llm_texts(nodes)[0])
+    nodes[0].node.excluded_llm_metadata_keys.append("note")
+    assert BookendNodePostprocessor().place(nodes).lengths[0] < placement.lengths[0]
+
+
+def test_annotate_is_opt_in_and_hidden_from_the_llm() -> None:
+    nodes = _nodes(SCORES)
+    texts = _llm_texts(nodes)
+    out = BookendNodePostprocessor(annotate=True).postprocess_nodes(nodes)
+    assert [n.node.metadata[SLOT_KEY] for n in out] == list(range(len(out)))
+    assert all(n.node.metadata[WEIGHT_KEY] > 0 for n in out)
+    assert _llm_texts(nodes) == texts
+    plain = BookendNodePostprocessor().postprocess_nodes(_nodes(SCORES))
+    assert SLOT_KEY not in plain[0].node.metadata
+
+
+def test_empty_retrieval_passes_through() -> None:
+    post = BookendNodePostprocessor()
+    assert post.postprocess_nodes([]) == []
+    assert asyncio.run(post.apostprocess_nodes([])) == []
+
+
+def test_serialises_like_a_llama_index_component() -> None:
+    post = BookendNodePostprocessor(model="qwen2.5-7b", repeat_top=True, budget=500)
+    data = post.to_dict()
+    assert data["class_name"] == "BookendNodePostprocessor"
+    again = BookendNodePostprocessor.from_dict(data)
+    nodes = _nodes(SCORES)
+    assert again.postprocess_nodes(nodes) == post.postprocess_nodes(nodes)
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"budget": 0}, "budget"),
+        ({"model": "no-such-model"}, "no-such-model"),
+        ({"strategy": "random"}, "strategy"),
+        ({"suffix_tokens": -3}, "suffix_tokens"),
+        ({"exact_max_k": -1}, "exact_max_k"),
+        ({"token_counter": 3}, "token_counter"),
+    ],
+)
+def test_bad_parameters_raise_at_construction(params: dict[str, Any], name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        BookendNodePostprocessor(**params)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.text(min_size=1, max_size=60), st.none() | st.floats(-1, 1)),
+        max_size=9,
+    ),
+    st.booleans(),
+)
+def test_every_node_survives_in_bookend_order(
+    rows: list[tuple[str, float | None]], distance: bool
+) -> None:
+    nodes = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in rows]
+    out = BookendNodePostprocessor(distance=distance).postprocess_nodes(nodes)
+    assert sorted(map(id, out)) == sorted(map(id, nodes))
+    scores = [s for _, s in rows]
+    expected = bookend.reorder(
+        _llm_texts(nodes),
+        None if None in scores else scores,
+        distance=distance,
+    )
+    assert [id(n) for n in out] == [id(nodes[i]) for i in expected.order]
