@@ -92,7 +92,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     weights = profile.chunk_weights(lengths, layout)
     report: dict[str, Any] = {
         "profile": profile.name,
-        "layout": layout.model_dump(),
+        "layout": layout.to_dict(),
         "chunk_tokens": args.chunk_tokens,
         "slot_weights": weights.tolist(),
     }

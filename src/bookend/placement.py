@@ -34,6 +34,7 @@ __all__ = [
     "local_search",
     "objective",
     "optimal_order",
+    "order_weights",
     "rank_order",
     "strategy_order",
 ]
@@ -65,7 +66,8 @@ def objective(
 
 def rank_order(relevance: FloatArray) -> IntArray:
     """Indices by relevance, highest first; ties keep input order."""
-    return np.argsort(-np.asarray(relevance, dtype=np.float64), kind="stable").astype(np.int64)
+    ranked = np.argsort(-np.asarray(relevance, dtype=np.float64), kind="stable")
+    return ranked.astype(np.int64, copy=False)
 
 
 def alternate_order(relevance: FloatArray) -> IntArray:
@@ -77,11 +79,25 @@ def alternate_order(relevance: FloatArray) -> IntArray:
     return np.concatenate((ranked[0::2], ranked[1::2][::-1]))
 
 
-def _sorted_assignment(relevance: FloatArray, slot_weights: FloatArray) -> IntArray:
-    """Most relevant chunk into the heaviest slot, and so on (ties: earlier slot, earlier chunk)."""
+def _sorted_assignment(relevance: FloatArray, slot_ranking: IntArray) -> IntArray:
+    """Most relevant chunk into the heaviest slot, and so on (ties: earlier slot, earlier chunk).
+
+    ``slot_ranking`` lists the slots by weight, heaviest first (see :func:`_slot_ranking_cached`).
+    """
     order = np.empty(relevance.size, dtype=np.int64)
-    order[np.argsort(-slot_weights, kind="stable")] = rank_order(relevance)
+    order[slot_ranking] = rank_order(relevance)
     return order
+
+
+@lru_cache(maxsize=512)
+def _slot_ranking_cached(
+    profile: InfluenceProfile, layout: Layout, n_slots: int, length: float
+) -> IntArray:
+    """Slots of equal-length chunks by weight, heaviest first; ties keep the earlier slot."""
+    weights = _slot_weights_cached(profile, layout, n_slots, length)
+    ranking = np.argsort(-weights, kind="stable").astype(np.int64, copy=False)
+    ranking.flags.writeable = False
+    return ranking
 
 
 @lru_cache(maxsize=512)
@@ -91,6 +107,17 @@ def _slot_weights_cached(
     weights = profile.chunk_weights(np.full(n_slots, length), layout)
     weights.flags.writeable = False
     return weights
+
+
+def order_weights(
+    profile: InfluenceProfile, lengths: FloatArray, layout: Layout | None = None
+) -> FloatArray:
+    """:meth:`~bookend.profile.InfluenceProfile.chunk_weights` of chunks in prompt order, with
+    equal lengths (the common case) served from a cache."""
+    lay = layout or Layout()
+    if lengths.size and bool((lengths == lengths[0]).all()):
+        return _slot_weights_cached(profile, lay, lengths.size, float(lengths[0]))
+    return profile.chunk_weights(lengths, lay)
 
 
 @lru_cache(maxsize=128)
@@ -206,21 +233,34 @@ def _respects_groups(orders: IntArray, group_id: IntArray) -> npt.NDArray[np.boo
     return ok
 
 
+@lru_cache(maxsize=64)
+def _move_templates(k: int) -> IntArray:
+    """Position permutations of every pairwise swap and every insertion move on ``k`` slots.
+
+    Row ``m`` maps new positions to old ones, so ``order[templates]`` lists all neighbours.
+    """
+    identity = np.arange(k)
+    i, j = np.triu_indices(k, 1)
+    swaps = np.tile(identity, (i.size, 1))
+    swaps[np.arange(i.size), i] = j
+    swaps[np.arange(i.size), j] = i
+    # Moving the chunk at src to dst (dst == src - 1 would repeat an adjacent swap).
+    src, dst = np.meshgrid(identity, identity, indexing="ij")
+    keep = (dst != src) & (dst != src - 1)
+    src, dst = src[keep], dst[keep]
+    pos = identity[None, :]
+    lo, hi = np.minimum(src, dst)[:, None], np.maximum(src, dst)[:, None]
+    shift = np.where(dst[:, None] > src[:, None], 1, -1)
+    inserts = np.where((pos >= lo) & (pos <= hi), pos + shift, pos)
+    inserts[np.arange(src.size), dst] = src
+    templates = np.vstack((swaps, inserts)).astype(np.int64)
+    templates.flags.writeable = False
+    return templates
+
+
 def _neighbourhood(order: IntArray) -> IntArray:
     """Every order one swap or one insertion away from ``order``."""
-    k = order.size
-    rows = []
-    i, j = np.triu_indices(k, 1)
-    swaps = np.tile(order, (i.size, 1))
-    swaps[np.arange(i.size), i] = order[j]
-    swaps[np.arange(i.size), j] = order[i]
-    rows.append(swaps)
-    for src in range(k):
-        rest = np.delete(order, src)
-        for dst in range(k):
-            if dst != src and dst != src - 1:  # dst == src - 1 repeats an adjacent swap
-                rows.append(np.insert(rest, dst, order[src])[None, :])
-    return np.vstack(rows)
+    return order[_move_templates(order.size)]
 
 
 def _adjacent_swap_passes(
@@ -333,14 +373,13 @@ def optimal_order(
     if k <= 1:
         return np.arange(k, dtype=np.int64)
     group_id = _group_ranks(groups, k)
-    equal = bool(np.all(lengths == lengths[0]))
+    equal = bool((lengths == lengths[0]).all())
     if equal and group_id is None:
-        return _sorted_assignment(relevance, _slot_weights_cached(profile, lay, k, lengths[0]))
+        return _sorted_assignment(relevance, _slot_ranking_cached(profile, lay, k, lengths[0]))
     if k <= exact_max_k:
         return exact_order(relevance, lengths, profile, lay, groups)
-    mean_slots = _slot_weights_cached(profile, lay, k, float(lengths.mean()))
     starts = [
-        _sorted_assignment(relevance, mean_slots),
+        _sorted_assignment(relevance, _slot_ranking_cached(profile, lay, k, float(lengths.mean()))),
         alternate_order(relevance),
         rank_order(relevance),
     ]

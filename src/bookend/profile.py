@@ -24,7 +24,6 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
 from bookend.spec import ModelSpec, available_presets
 from bookend.theory import FloatArray, influence_cdf
@@ -46,7 +45,8 @@ PROFILE_FORMAT = "bookend-profile"
 PROFILE_VERSION = 1
 
 
-class Layout(BaseModel):
+@dataclass(frozen=True)
+class Layout:
     """Where the chunks sit inside the analysed sequence.
 
     Args:
@@ -59,10 +59,19 @@ class Layout(BaseModel):
     front to back (the whole-prompt view).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    prefix_tokens: int = 0
+    suffix_tokens: int = 0
 
-    prefix_tokens: int = Field(default=0, ge=0)
-    suffix_tokens: int = Field(default=0, ge=0)
+    def __post_init__(self) -> None:
+        # A plain frozen dataclass rather than a pydantic model: it is hashed on every call.
+        for name in ("prefix_tokens", "suffix_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
+
+    def to_dict(self) -> dict[str, int]:
+        """``{"prefix_tokens": ..., "suffix_tokens": ...}``."""
+        return {"prefix_tokens": int(self.prefix_tokens), "suffix_tokens": int(self.suffix_tokens)}
 
 
 class InfluenceProfile(ABC):
@@ -117,6 +126,14 @@ class TheoryProfile(InfluenceProfile):
     """The continuous Cesàro influence profile of a :class:`ModelSpec` (:mod:`bookend.theory`)."""
 
     spec: ModelSpec
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Profiles key the slot-weight caches, so hash once instead of on every lookup.
+        object.__setattr__(self, "_hash", hash(self.spec))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def name(self) -> str:

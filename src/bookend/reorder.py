@@ -10,13 +10,26 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from bookend.placement import STRATEGIES, Strategy, rank_order, strategy_order
+from bookend.placement import (
+    STRATEGIES,
+    IntArray,
+    Strategy,
+    order_weights,
+    rank_order,
+    strategy_order,
+)
 from bookend.profile import InfluenceProfile, Layout, ModelLike, resolve_profile
 from bookend.result import Placement
 from bookend.theory import FloatArray
 from bookend.tokens import TokenCounterLike, make_token_counter
 
-__all__ = ["DEFAULT_MODEL", "Bookend", "relevance_from_scores", "reorder"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "Bookend",
+    "relevance_from_scores",
+    "reorder",
+    "validate_scores",
+]
 
 T = TypeVar("T")
 
@@ -40,25 +53,36 @@ def relevance_from_scores(
     Raises:
         ValueError: scores of the wrong count, or NaN or infinite scores.
     """
+    return _relevance(validate_scores(scores, n_items), n_items, distance)
+
+
+def validate_scores(scores: Sequence[float] | None, n_items: int) -> FloatArray | None:
+    """The scores as a float array, or ``None``; ``ValueError`` for a wrong count or non-finite."""
     if scores is None:
-        return 1.0 / np.arange(1, n_items + 1, dtype=np.float64)
+        return None
     arr = np.asarray(scores, dtype=np.float64)
     if arr.ndim != 1 or arr.size != n_items:
         raise ValueError(f"scores must have one value per item ({n_items}), got {arr.size} scores")
-    if not np.all(np.isfinite(arr)):
-        bad = [i for i, v in enumerate(arr.tolist()) if not math.isfinite(v)]
+    # A finite sum proves every value finite (NaN and inf propagate); only then skip the scan.
+    if not math.isfinite(float(arr.sum())) and not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr))
         raise ValueError(
             f"scores must be finite; scores[{bad[0]}]={float(arr[bad[0]])!r} "
-            f"({len(bad)} non-finite value{'s' if len(bad) > 1 else ''})"
+            f"({bad.size} non-finite value{'s' if bad.size > 1 else ''})"
         )
-    if distance:
-        arr = -arr
-    lo, hi = arr.min(initial=0.0), arr.max(initial=0.0)
-    if arr.size:
-        lo, hi = float(arr.min()), float(arr.max())
+    return arr
+
+
+def _relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatArray:
+    if scores is None:
+        return 1.0 / np.arange(1, n_items + 1, dtype=np.float64)
+    if scores.size == 0:
+        return scores
+    signed = -scores if distance else scores
+    lo, hi = float(signed.min()), float(signed.max())
     if hi == lo:
-        return np.ones(arr.size)
-    return np.asarray((arr - lo) / (hi - lo), dtype=np.float64)
+        return np.ones(scores.size)
+    return np.asarray((signed - lo) / (hi - lo), dtype=np.float64)
 
 
 def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
@@ -73,6 +97,20 @@ def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
 
         return get
     raise ValueError(f"{param} must be a callable, an attribute name or None, got {param}={spec!r}")
+
+
+@lru_cache(maxsize=256)
+def _equal_lengths(n_items: int, length: float) -> FloatArray:
+    lengths = np.full(n_items, length)
+    lengths.flags.writeable = False
+    return lengths
+
+
+def _pick(items: list[T], indices: list[int]) -> list[T]:
+    """``[items[i] for i in indices]``, at C speed for long lists."""
+    if len(indices) < 2:
+        return [items[i] for i in indices]
+    return list(operator.itemgetter(*indices)(items))
 
 
 @lru_cache(maxsize=64)
@@ -157,6 +195,12 @@ class Bookend(Generic[T]):
 
     def _lengths(self, items: Sequence[T], lengths: Sequence[float] | None) -> FloatArray:
         if lengths is not None:
+            n = len(items)
+            if isinstance(lengths, list | tuple) and n and lengths.count(lengths[0]) == n:
+                # All equal, the common rank-only call: check one value, skip the conversion.
+                first = float(lengths[0])
+                if math.isfinite(first) and first > 0:
+                    return _equal_lengths(n, first)
             arr = np.asarray(lengths, dtype=np.float64)
             if arr.ndim != 1 or arr.size != len(items):
                 raise ValueError(
@@ -168,21 +212,19 @@ class Bookend(Generic[T]):
                     f"lengths must be positive and finite; lengths[{bad[0]}]={lengths[bad[0]]!r}"
                 )
             return arr
-        counts = np.empty(len(items))
-        for i, item in enumerate(items):
-            text = self._text(item) if self._text is not None else item
+        texts = items if self._text is None else [self._text(item) for item in items]
+        for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise ValueError(
-                    f"cannot count tokens of items[{i}] of type {type(item).__name__}: pass "
+                    f"cannot count tokens of items[{i}] of type {type(items[i]).__name__}: pass "
                     "lengths=, or text= naming how to get its text"
                 )
-            counts[i] = self._count(text)
-        return counts
+        return np.array([self._count(text) for text in texts], dtype=np.float64)
 
-    def _select(self, relevance: FloatArray, lengths: FloatArray) -> list[int]:
-        """Input indices kept under the budget (all of them without one)."""
+    def _select(self, relevance: FloatArray, lengths: FloatArray) -> IntArray:
+        """Input indices kept under the budget (all of them without one), ascending."""
         if self.budget is None:
-            return list(range(relevance.size))
+            return np.arange(relevance.size)
         kept: list[int] = []
         used = 0.0
         for rank, i in enumerate(rank_order(relevance).tolist()):
@@ -195,7 +237,7 @@ class Bookend(Generic[T]):
                 f"budget={self.budget} is smaller than every chunk "
                 f"(shortest is {int(lengths.min())} tokens)"
             )
-        return sorted(kept)
+        return np.asarray(sorted(kept), dtype=np.int64)
 
     def place(
         self,
@@ -218,22 +260,24 @@ class Bookend(Generic[T]):
             (see ``Placement.dropped``) or ``repeat_top`` repeated the top one.
         """
         items = list(items)
-        relevance = relevance_from_scores(scores, len(items), distance=self.distance)
+        raw = validate_scores(scores, len(items))
+        relevance = _relevance(raw, len(items), self.distance)
         lens = self._lengths(items, lengths)
         kept = self._select(relevance, lens)
-        kept_arr = np.asarray(kept, dtype=np.int64)
         groups: list[Hashable | None] | None = None
         if self._source is not None:
-            groups = [self._source(items[i]) for i in kept]
-        order = self._order(relevance[kept_arr], lens[kept_arr], groups)
-        prompt = kept_arr[order] if order.size else kept_arr
-        weights = self.profile.chunk_weights(lens[prompt], self.layout)
-        raw = None if scores is None else tuple(float(s) for s in scores)
-        dropped = tuple(sorted(set(range(len(items))) - set(kept)))
+            groups = [self._source(items[i]) for i in kept.tolist()]
+        if kept.size == len(items):
+            order = self._order(relevance, lens, groups)
+            dropped: tuple[int, ...] = ()
+        else:
+            order = kept[self._order(relevance[kept], lens[kept], groups)]
+            dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
+        prompt = order.tolist()
         return Placement(
-            order=tuple(int(i) for i in prompt),
-            items=[items[i] for i in prompt],
-            weights=weights,
+            order=tuple(prompt),
+            items=_pick(items, prompt),
+            weights=order_weights(self.profile, lens[order], self.layout),
             relevance=relevance,
             lengths=lens,
             scores=raw,
@@ -245,7 +289,7 @@ class Bookend(Generic[T]):
 
     def _order(
         self, relevance: FloatArray, lengths: FloatArray, groups: list[Hashable | None] | None
-    ) -> np.ndarray:
+    ) -> IntArray:
         """Positions into the kept arrays, in prompt order (with ``repeat_top`` applied)."""
         if not (self.repeat_top and relevance.size >= 2):
             return strategy_order(

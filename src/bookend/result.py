@@ -63,7 +63,7 @@ class Placement(Generic[T]):
     weights: FloatArray
     relevance: FloatArray
     lengths: FloatArray
-    scores: tuple[float, ...] | None
+    scores: FloatArray | None
     dropped: tuple[int, ...]
     strategy: str
     profile: InfluenceProfile
@@ -124,7 +124,7 @@ class Placement(Generic[T]):
                     end=start + length,
                     weight=float(weight),
                     relevance=float(self.relevance[index]),
-                    score=None if self.scores is None else self.scores[index],
+                    score=None if self.scores is None else float(self.scores[index]),
                 )
             )
             start += length
@@ -144,7 +144,7 @@ class Placement(Generic[T]):
             "dropped": list(self.dropped),
             "strategy": self.strategy,
             "profile": self.profile.name,
-            "layout": self.layout.model_dump(),
+            "layout": self.layout.to_dict(),
         }
 
     def explain(self, *, previews: Sequence[str] | None = None) -> str:

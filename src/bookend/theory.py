@@ -94,12 +94,15 @@ def recency_delta(depth: float, attn_share: float) -> float:
     return float(hop_weights(depth, attn_share)[0])
 
 
-def _tail_poly_coefficients(depth: float, attn_share: float) -> FloatArray:
-    """Coefficients ``c_m = T_m / m!``, ``T_m = sum_{k > m} w_k`` (see :func:`influence_cdf`)."""
+@lru_cache(maxsize=1024)
+def _tail_poly_coefficients(depth: float, attn_share: float) -> tuple[float, ...]:
+    """Coefficients ``c_m = T_m / m!``, ``T_m = sum_{k > m} w_k`` (see :func:`influence_cdf`),
+    highest degree first, as Horner's rule consumes them."""
     w = hop_weights(depth, attn_share)
     tails = np.cumsum(w[::-1])[::-1][1:]  # T_m for m = 0 .. kmax-1
     m = np.arange(tails.size, dtype=np.float64)
-    return np.asarray(np.exp(np.log(np.maximum(tails, 1e-300)) - gammaln(m + 1)), dtype=np.float64)
+    coeffs = np.exp(np.log(np.maximum(tails, 1e-300)) - gammaln(m + 1))
+    return tuple(coeffs[::-1].tolist())
 
 
 def _as_unit_interval(x: npt.ArrayLike, name: str) -> FloatArray:
@@ -130,11 +133,12 @@ def influence_cdf(x: npt.ArrayLike, depth: float, attn_share: float) -> FloatArr
         ``F(x)`` with the shape of ``x``; non-decreasing, ``F(0) = 0``, ``F(1) = 1``.
     """
     xs = _as_unit_interval(x, "x")
-    coeffs = _tail_poly_coefficients(depth, attn_share)
+    validate_depth_share(depth, attn_share)
+    coeffs = _tail_poly_coefficients(float(depth), float(attn_share))
     inner = (xs > 0.0) & (xs < 1.0)
     u = -np.log(np.where(inner, xs, 0.5))
     poly = np.zeros_like(u)
-    for c in coeffs[::-1]:
+    for c in coeffs:
         poly = poly * u + c
     out = np.where(inner, xs * poly, 0.0)
     out = np.where(xs >= 1.0, 1.0, out)

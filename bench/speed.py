@@ -1,0 +1,175 @@
+"""Speed of the theory and of `reorder`, side by side with the framework reorderers, in one run.
+
+    python bench/speed.py [--quick] [--json bench/speed.json]
+
+Section 1 times the exact O(N·H) influence profile against the dense `matrix_power` reference
+(and checks they agree), and the exact profile at N = 131072, H = 80. Section 2 times per-call
+placement at K = 20, 100 and 1000 on the same documents for bookend and for LangChain's and
+LlamaIndex's `LongContextReorder` and Haystack's `LostInTheMiddleRanker` (installed by
+`pip install -r bench/requirements.txt`; a missing framework is reported, not faked). The timers
+interleave the contenders and report medians, and the ratios are what to read: these machines are
+noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bookend import Bookend
+from bookend.theory import influence_dense, influence_exact
+
+
+def _median_seconds(fn: Callable[[], Any], *, number: int, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples)
+
+
+def _interleaved(
+    contenders: dict[str, Callable[[], Any]], *, number: int, rounds: int
+) -> dict[str, float]:
+    """Median per-call seconds of each contender, timed in alternation to share the noise."""
+    for fn in contenders.values():
+        fn()  # warm caches and imports
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            samples[name].append(_median_seconds(fn, number=number, repeat=1))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def bench_theory(quick: bool) -> dict[str, Any]:
+    n, depth, share = (1024, 32, 1 / 32) if quick else (2048, 32, 1 / 32)
+    exact = influence_exact(n, depth, share)
+    dense = influence_dense(n, depth, share)
+    max_abs = float(np.max(np.abs(exact - dense)))
+    t_exact = _median_seconds(lambda: influence_exact(n, depth, share), number=20, repeat=5)
+    t_dense = _median_seconds(lambda: influence_dense(n, depth, share), number=1, repeat=3)
+    t_long = _median_seconds(lambda: influence_exact(131072, 80, 1 / 80), number=1, repeat=3)
+    return {
+        "dense_vs_exact": {
+            "n_tokens": n,
+            "depth": depth,
+            "exact_s": t_exact,
+            "dense_s": t_dense,
+            "speedup": t_dense / t_exact,
+            "max_abs_difference": max_abs,
+        },
+        "exact_n131072_h80_s": t_long,
+    }
+
+
+def _documents(k: int, rng: np.random.Generator) -> tuple[list[str], list[float]]:
+    words = "the telescope mirror cooled slowly while the sunshield blocked light".split()
+    texts = [
+        " ".join(rng.choice(words, size=int(n)).tolist()) for n in rng.integers(40, 200, size=k)
+    ]
+    return texts, rng.random(k).round(6).tolist()
+
+
+def _framework_contenders(texts: list[str], scores: list[float]) -> dict[str, Callable[[], Any]]:
+    out: dict[str, Callable[[], Any]] = {}
+    try:
+        from langchain_community.document_transformers import LongContextReorder as LCReorder
+        from langchain_core.documents import Document as LCDocument
+
+        lc_docs = [
+            LCDocument(page_content=t, metadata={"score": s})
+            for t, s in zip(texts, scores, strict=True)
+        ]
+        lc = LCReorder()
+        out["langchain LongContextReorder"] = lambda: lc.transform_documents(lc_docs)
+    except ImportError as exc:
+        print(f"  (langchain-community missing: {exc})")
+    try:
+        from llama_index.core.postprocessor import LongContextReorder as LIReorder
+        from llama_index.core.schema import NodeWithScore, TextNode
+
+        li_nodes = [
+            NodeWithScore(node=TextNode(text=t), score=s)
+            for t, s in zip(texts, scores, strict=True)
+        ]
+        li = LIReorder()
+        out["llama-index LongContextReorder"] = lambda: li.postprocess_nodes(li_nodes)
+    except ImportError as exc:
+        print(f"  (llama-index-core missing: {exc})")
+    try:
+        from haystack import Document as HSDocument
+        from haystack.components.rankers import LostInTheMiddleRanker
+
+        hs_docs = [HSDocument(content=t, score=s) for t, s in zip(texts, scores, strict=True)]
+        hs = LostInTheMiddleRanker()
+        out["haystack LostInTheMiddleRanker"] = lambda: hs.run(documents=hs_docs)
+    except ImportError as exc:
+        print(f"  (haystack-ai missing: {exc})")
+    return out
+
+
+def _bookend_contenders(texts: list[str], scores: list[float]) -> dict[str, Callable[[], Any]]:
+    placer: Bookend[str] = Bookend("llama-3.1-8b")
+    equal = [1] * len(texts)
+    return {
+        # Equal lengths: what the framework reorderers assume; a warm slot-weight cache.
+        "bookend rank-only (equal lengths)": lambda: placer.place(texts, scores, lengths=equal),
+        # Token counts differ, so every call runs the length-aware optimiser.
+        "bookend token-aware (default)": lambda: placer.place(texts, scores),
+    }
+
+
+def bench_reorder(quick: bool) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    results: dict[str, Any] = {}
+    for k in (20, 100, 1000):
+        texts, scores = _documents(k, rng)
+        contenders = {**_bookend_contenders(texts, scores), **_framework_contenders(texts, scores)}
+        number = max(1, (20 if quick else 200) // max(1, k // 20))
+        rounds = 3 if quick else 7
+        times = _interleaved(contenders, number=number, rounds=rounds)
+        results[str(k)] = times
+    return results
+
+
+def _print_reorder(results: dict[str, Any]) -> None:
+    for k, times in results.items():
+        print(f"\nK = {k}: median per-call time (ratio = bookend rank-only / framework)")
+        ours = times["bookend rank-only (equal lengths)"]
+        for name, seconds in times.items():
+            ratio = "" if name.startswith("bookend") else f"   ratio {ours / seconds:6.2f}"
+            print(f"  {name:<36} {seconds * 1e6:10.1f} us{ratio}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, smaller dense N")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    args = parser.parse_args()
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
+    theory = bench_theory(args.quick)
+    d = theory["dense_vs_exact"]
+    print(
+        f"exact profile vs dense matrix_power at N = {d['n_tokens']}, H = {d['depth']}: "
+        f"{d['exact_s'] * 1e3:.3f} ms vs {d['dense_s']:.3f} s, speedup {d['speedup']:,.0f}x, "
+        f"max abs difference {d['max_abs_difference']:.2e}"
+    )
+    print(f"exact profile at N = 131072, H = 80: {theory['exact_n131072_h80_s']:.3f} s")
+    reorder = bench_reorder(args.quick)
+    _print_reorder(reorder)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"theory": theory, "reorder": reorder}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
