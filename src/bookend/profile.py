@@ -17,14 +17,13 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
+from bookend.datafiles import load_data_json
 from bookend.spec import ModelSpec, available_presets
 from bookend.theory import FloatArray, influence_cdf
 
@@ -279,10 +278,8 @@ def load_profile(path: str | Path) -> TabulatedProfile:
     return TabulatedProfile.load(path)
 
 
-@lru_cache(maxsize=1)
 def _published_curves() -> dict[str, dict[str, Any]]:
-    text = resources.files("bookend").joinpath("data/liu2023.json").read_text(encoding="utf-8")
-    curves: dict[str, dict[str, Any]] = json.loads(text)["curves"]
+    curves: dict[str, dict[str, Any]] = load_data_json("liu2023.json")["curves"]
     return curves
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bookend.datafiles import load_data_json
 
 __all__ = ["ModelSpec", "available_presets"]
 
@@ -24,10 +24,8 @@ _DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length")
 
 
-@lru_cache(maxsize=1)
 def _preset_table() -> dict[str, dict[str, Any]]:
-    text = resources.files("bookend").joinpath("data/presets.json").read_text(encoding="utf-8")
-    presets: dict[str, dict[str, Any]] = json.loads(text)["presets"]
+    presets: dict[str, dict[str, Any]] = load_data_json("presets.json")["presets"]
     return presets
 
 
