@@ -64,12 +64,16 @@ def plot_placement(
     lay = placement.layout if placement is not None else (layout or Layout())
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), constrained_layout=True)
 
-    grid = np.geomspace(1e-4, 1.0, 400)
-    edges = np.concatenate(([0.0], grid))
+    # Density as CDF differences on a geometric grid that stops short of the final token, whose
+    # point mass (the Recency Delta of theory profiles) is annotated separately.
+    edges = np.geomspace(1e-4, 1.0 - 1e-6, 400)
     density = np.diff(prof.cdf(edges)) / np.diff(edges)
-    top.plot(grid[:-1], density[:-1], color="C0", label="influence density")
-    top.scatter([1.0], [density[-1]], color="C3", zorder=3, label="final token (Recency Delta)")
+    top.plot(np.sqrt(edges[:-1] * edges[1:]), density, color="C0", label="influence density")
     if isinstance(prof, TheoryProfile):
+        delta = prof.spec.recency_delta
+        top.axvline(
+            1.0, color="C3", linewidth=2, label=f"Recency Delta on the final token: {delta:.2f}"
+        )
         zone = dead_zone(prof.spec.depth, prof.spec.alpha)
         if zone is not None:
             top.axvspan(zone[0], zone[1], color="0.85", label="dead zone")
