@@ -212,14 +212,16 @@ class Bookend(Generic[T]):
                     f"lengths must be positive and finite; lengths[{bad[0]}]={lengths[bad[0]]!r}"
                 )
             return arr
-        texts = items if self._text is None else [self._text(item) for item in items]
+        texts: Sequence[Any] = items if self._text is None else [self._text(i) for i in items]
+        counts = []
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise ValueError(
                     f"cannot count tokens of items[{i}] of type {type(items[i]).__name__}: pass "
                     "lengths=, or text= naming how to get its text"
                 )
-        return np.array([self._count(text) for text in texts], dtype=np.float64)
+            counts.append(self._count(text))
+        return np.array(counts, dtype=np.float64)
 
     def _select(self, relevance: FloatArray, lengths: FloatArray) -> IntArray:
         """Input indices kept under the budget (all of them without one), ascending."""

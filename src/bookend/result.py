@@ -49,7 +49,7 @@ class Placement(Generic[T]):
         order: input indices in prompt order (the top chunk appears twice with ``repeat_top``).
         items: the caller's items in prompt order.
         weights: per prompt position, the chunk's mean influence density.
-        relevance: per input index, the relevance the objective used (``nan`` for dropped items).
+        relevance: per input index, the relevance the objective used (dropped items included).
         lengths: per input index, the token count used.
         scores: per input index, the caller's raw score, or ``None`` without scores.
         dropped: input indices left out by a token budget (empty without a budget).
