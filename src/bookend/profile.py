@@ -165,6 +165,8 @@ class TabulatedProfile(InfluenceProfile):
     kind: ProfileKind = "position"
     label: str = "tabulated"
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    _knots: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
+    _hash: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights, dtype=np.float64)
@@ -179,18 +181,17 @@ class TabulatedProfile(InfluenceProfile):
             )
         if self.kind not in ("position", "slot"):
             raise ValueError(f"kind must be 'position' or 'slot', got kind={self.kind!r}")
-        object.__setattr__(self, "weights", tuple(float(v) for v in w))
+        weights = tuple(float(v) for v in w)
+        object.__setattr__(self, "weights", weights)
+        # The CDF knots and the hash are used on every placement: compute them once.
+        knots = np.linspace(0.0, 1.0, w.size + 1)
+        cum = np.concatenate(([0.0], np.cumsum(w))) / w.sum()
+        object.__setattr__(self, "_knots", (knots, cum))
+        object.__setattr__(self, "_hash", hash((weights, self.kind)))
 
     @property
     def name(self) -> str:
         return self.label
-
-    @property
-    def _knots(self) -> tuple[FloatArray, FloatArray]:
-        w = np.asarray(self.weights)
-        x = np.linspace(0.0, 1.0, w.size + 1)
-        cum = np.concatenate(([0.0], np.cumsum(w))) / w.sum()
-        return x, cum
 
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         knots, cum = self._knots
@@ -265,7 +266,7 @@ class TabulatedProfile(InfluenceProfile):
         return cls.from_json(data)
 
     def __hash__(self) -> int:
-        return hash((self.weights, self.kind))
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TabulatedProfile):
