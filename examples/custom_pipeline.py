@@ -1,0 +1,60 @@
+"""A custom RAG pipeline with the standalone API: retrieve, place, build the prompt.
+
+No framework: BM25 retrieval (rank-bm25) over the bundled corpus, ``bookend.Bookend`` to place the
+chunks, and a plain prompt string. Shows both views of the prompt (DESIGN: where the Recency Delta
+lands) and a token budget::
+
+    pip install -e ".[demo]"
+    python examples/custom_pipeline.py
+"""
+
+from __future__ import annotations
+
+import re
+
+from rank_bm25 import BM25Okapi
+
+import bookend
+from bookend.corpus import load_demo_corpus
+from bookend.tokens import approx_token_count
+
+SYSTEM = "You answer questions about space telescopes. Use only the context below.\n\n"
+
+
+def tokenize(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def main() -> None:
+    corpus = load_demo_corpus()
+    docs = corpus.documents
+    bm25 = BM25Okapi([tokenize(d["title"] + " " + d["text"]) for d in docs])
+    scores = bm25.get_scores(tokenize(corpus.query))
+    top = sorted(range(len(docs)), key=lambda i: -scores[i])[:6]
+    retrieved, top_scores = [docs[i] for i in top], [float(scores[i]) for i in top]
+    question = f"\n\nQuestion: {corpus.query}\nAnswer:"
+
+    # The bookend view: the chunks are the analysed sequence, so the last slot holds the delta.
+    placer: bookend.Bookend[dict[str, str]] = bookend.Bookend("qwen2.5-7b", text="text")
+    chunks_only = placer.place(retrieved, top_scores)
+    print("bookend view (chunks fill the analysed sequence):")
+    print(chunks_only.explain(previews=[d["title"] for d in retrieved]))
+
+    # The whole-prompt view: count the system prompt and the question around the chunks.
+    whole = bookend.Bookend(
+        "qwen2.5-7b",
+        text="text",
+        prefix_tokens=approx_token_count(SYSTEM),
+        suffix_tokens=approx_token_count(question),
+        budget=250,
+    ).place(retrieved, top_scores)
+    print("\nwhole-prompt view with a 250-token budget:")
+    print(whole.explain(previews=[d["title"] for d in retrieved]))
+
+    prompt = SYSTEM + "\n\n".join(d["text"] for d in chunks_only.items) + question
+    print(f"\nprompt for the LLM ({len(prompt)} characters), chunks in bookend order:")
+    print(prompt)
+
+
+if __name__ == "__main__":
+    main()
