@@ -1,0 +1,180 @@
+"""Behavioural probe: does the model use a fact from a given slot? Per-slot accuracy and profile.
+
+Every probe item (:mod:`bookend.validate.probe`) is rendered with its gold document in each slot
+``s = 0..K-1`` in turn (a paired design: every slot sees the same items, so item difficulty cancels
+out of the slot differences). Each candidate answer ``c`` (the values of all K documents) is scored
+by its total log-probability after the prompt, ``sum_t ln P(c_t | prompt, c_<t)``. Per slot:
+
+- ``accuracy``: share of items whose gold answer has the highest score; 95% Wilson interval.
+- ``candidate_prob``: mean softmax probability of the gold answer among the candidates
+  (a smoother accuracy); 95% normal interval.
+- ``logprob``: mean log-probability of the gold answer; 95% normal interval.
+
+The prompt is scored once with a key-value cache, which is then repeated for the K candidates,
+so an item costs one prompt pass plus one short batched pass per slot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from bookend.profile import TabulatedProfile
+from bookend.validate.probe import ProbeItem
+
+__all__ = [
+    "METRICS",
+    "SlotResult",
+    "calibrate",
+    "score_candidates",
+    "slot_profile",
+    "wilson_interval",
+]
+
+FloatArray = npt.NDArray[np.float64]
+METRICS = ("accuracy", "candidate_prob")
+_Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:
+    """Wilson score interval ``(p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``."""
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got trials={trials!r}")
+    p = successes / trials
+    denom = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _mean_interval(values: FloatArray) -> tuple[float, float, float]:
+    mean = float(values.mean())
+    half = (
+        _Z95 * float(values.std(ddof=1)) / math.sqrt(values.size) if values.size > 1 else math.inf
+    )
+    return mean, mean - half, mean + half
+
+
+def score_candidates(lm: Any, tokenizer: Any, prompt: str, candidates: Sequence[str]) -> FloatArray:
+    """Total log-probability of each ``" " + candidate`` as the continuation of ``prompt``."""
+    prompt_ids = torch.tensor([tokenizer.encode(prompt)], dtype=torch.long)
+    cand = [tokenizer.encode(" " + c, add_special_tokens=False) for c in candidates]
+    if any(len(c) == 0 for c in cand):
+        raise ValueError(f"a candidate encodes to no tokens: candidates={list(candidates)!r}")
+    with torch.no_grad():
+        out = lm(input_ids=prompt_ids, use_cache=True, logits_to_keep=1)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        scores = np.array([float(first[c[0]]) for c in cand])
+        longest = max(len(c) for c in cand)
+        if longest == 1:
+            return scores
+        cache = out.cache
+        cache.batch_repeat_interleave(len(cand))
+        # Right padding is harmless: a causal model never lets a later (pad) token affect an
+        # earlier one, and only real positions are read.
+        batch = torch.zeros((len(cand), longest - 1), dtype=torch.long)
+        for k, c in enumerate(cand):
+            batch[k, : len(c) - 1] = torch.tensor(c[:-1])
+        logp = torch.log_softmax(lm(input_ids=batch, cache=cache).logits.float(), dim=-1)
+        for k, c in enumerate(cand):
+            for t in range(1, len(c)):
+                scores[k] += float(logp[k, t - 1, c[t]])
+    return scores
+
+
+@dataclass(frozen=True)
+class SlotResult:
+    """Per-slot outcomes of a calibration run (arrays indexed by slot, slot 1 first)."""
+
+    n_items: int
+    correct: npt.NDArray[np.int64]
+    accuracy: FloatArray
+    accuracy_ci: FloatArray  # [K, 2]
+    candidate_prob: FloatArray
+    candidate_prob_ci: FloatArray
+    logprob: FloatArray
+    logprob_ci: FloatArray
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready per-slot figures."""
+        return {
+            "n_items_per_slot": self.n_items,
+            "accuracy": self.accuracy.tolist(),
+            "accuracy_ci95": self.accuracy_ci.tolist(),
+            "candidate_prob": self.candidate_prob.tolist(),
+            "candidate_prob_ci95": self.candidate_prob_ci.tolist(),
+            "logprob": self.logprob.tolist(),
+            "logprob_ci95": self.logprob_ci.tolist(),
+            "chance_accuracy": 1.0 / self.accuracy.size,
+        }
+
+
+def calibrate(
+    lm: Any,
+    tokenizer: Any,
+    items: Sequence[ProbeItem],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> SlotResult:
+    """Score every item with its gold document in every slot (see the module docstring)."""
+    if not items:
+        raise ValueError("items must not be empty")
+    n_slots = len(items[0].documents)
+    if any(len(item.documents) != n_slots for item in items):
+        raise ValueError("all items must have the same number of documents")
+    correct = np.zeros((len(items), n_slots), dtype=np.int64)
+    gold_prob = np.zeros((len(items), n_slots))
+    gold_logp = np.zeros((len(items), n_slots))
+    for i, item in enumerate(items):
+        for slot in range(n_slots):
+            scores = score_candidates(
+                lm, tokenizer, item.prompt(item.order_with_gold_at(slot)), item.answers
+            )
+            probs = np.exp(scores - scores.max())
+            probs /= probs.sum()
+            correct[i, slot] = int(np.argmax(scores) == item.gold)
+            gold_prob[i, slot] = probs[item.gold]
+            gold_logp[i, slot] = scores[item.gold]
+            if progress is not None:
+                progress(1)
+    n = len(items)
+    acc_ci = np.array([wilson_interval(int(c), n) for c in correct.sum(axis=0)])
+    prob_stats = np.array([_mean_interval(gold_prob[:, s]) for s in range(n_slots)])
+    logp_stats = np.array([_mean_interval(gold_logp[:, s]) for s in range(n_slots)])
+    return SlotResult(
+        n_items=n,
+        correct=correct.sum(axis=0),
+        accuracy=correct.mean(axis=0),
+        accuracy_ci=acc_ci,
+        candidate_prob=prob_stats[:, 0],
+        candidate_prob_ci=prob_stats[:, 1:],
+        logprob=logp_stats[:, 0],
+        logprob_ci=logp_stats[:, 1:],
+    )
+
+
+def slot_profile(
+    result: SlotResult, *, metric: str = "accuracy", label: str, metadata: dict[str, Any]
+) -> TabulatedProfile:
+    """A ``kind="slot"`` profile from a calibration: one weight per slot, the chosen metric.
+
+    Raises:
+        ValueError: for an unknown metric, or when the metric is zero in every slot.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got metric={metric!r}")
+    weights = result.accuracy if metric == "accuracy" else result.candidate_prob
+    if not np.any(weights > 0):
+        raise ValueError(f"metric={metric!r} is zero in every slot; no profile can be formed")
+    return TabulatedProfile(
+        weights=tuple(weights.tolist()),
+        kind="slot",
+        label=label,
+        metadata={**metadata, "metric": metric, **result.to_json()},
+    )

@@ -1,0 +1,296 @@
+"""The ``bookend validate`` and ``bookend calibrate`` subcommands.
+
+``register(subparsers)`` adds both to an ``argparse`` subparsers object; each sets
+``func(args) -> int``. This module imports without torch: the measurement modules are imported
+inside the commands, and a missing ``bookend[validate]`` extra ends the command with a clear message
+and exit code 2.
+
+Examples::
+
+    bookend validate gpt2 --tokens 1024 --seeds 2 --probes 8 --json gpt2.json --plot gpt2.png
+    bookend validate qwen2-0.5b --rope-compare --json qwen2.json
+    bookend validate --weights smollm2 --profile-out smollm2-profile.json
+    bookend calibrate --weights smollm2 --docs 10 --items 30 --out smollm2-slots.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+_VOCAB_CAP = 8192  # mirrors architectures.DEFAULT_VOCAB_CAP, which cannot be imported without torch
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` and ``calibrate`` subcommands to ``subparsers``."""
+    _add_validate(subparsers)
+    _add_calibrate(subparsers)
+
+
+def _add_validate(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "validate",
+        help="measure a model's influence profile and compare it with the theory",
+        description=(
+            "Measure the Jacobian-norm influence of every position on the final token (Hutchinson "
+            "probes), for an architecture with random weights (Step 0) or for local trained "
+            "weights, then compare it with the Cesàro theory and fit (H, alpha)."
+        ),
+    )
+    p.add_argument("model", nargs="?", help="preset name or config.json path (random weights)")
+    p.add_argument("--weights", help="local model directory, .gguf file, or 'smollm2'")
+    p.add_argument("--tokens", type=int, default=512, help="sequence length N (default 512)")
+    p.add_argument("--seeds", type=int, default=2, help="model initialisations (Step 0)")
+    p.add_argument("--probes", type=int, default=8, help="Hutchinson probes per input")
+    p.add_argument("--inputs", type=int, help="inputs per initialisation (default 1; 4 trained)")
+    p.add_argument("--rope", choices=("on", "off"), default="on", help="rotary embeddings")
+    p.add_argument(
+        "--rope-compare", action="store_true", help="also measure with RoPE off and compare"
+    )
+    p.add_argument("--width", type=int, help="shrink the hidden width (CPU runs)")
+    p.add_argument("--vocab-cap", type=int, default=_VOCAB_CAP, help="vocabulary cap (Step 0)")
+    p.add_argument(
+        "--text",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="natural text input instead of random tokens (no PATH: the bundled text)",
+    )
+    p.add_argument("--precision", choices=("bfloat16", "float32"), default="bfloat16")
+    p.add_argument("--max-depth", type=float, default=2000.0, help="upper bound of the H fit")
+    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    p.add_argument("--json", dest="json_path", help="write the JSON report here")
+    p.add_argument("--plot", help="write the PNG figure here")
+    p.add_argument("--profile-out", help="write the measured profile JSON (for reorder) here")
+    p.set_defaults(func=_guarded(_run_validate), command_name="validate")
+
+
+def _add_calibrate(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "calibrate",
+        help="behavioural probe: accuracy by slot on synthetic multi-document lookup",
+        description=(
+            "Score a trained model on generated multi-document lookup items with the gold "
+            "document in every slot, and write a per-slot profile JSON for placement."
+        ),
+    )
+    p.add_argument("--weights", required=True, help="local model directory, .gguf or 'smollm2'")
+    p.add_argument("--out", required=True, help="write the per-slot profile JSON here")
+    p.add_argument("--docs", type=int, default=10, help="documents per item, K (default 10)")
+    p.add_argument("--items", type=int, default=30, help="items, each scored in every slot")
+    p.add_argument("--families", nargs="+", help="template families (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--split", choices=("calibration", "evaluation"), default="calibration")
+    p.add_argument("--metric", choices=("accuracy", "candidate_prob"), default="accuracy")
+    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    p.add_argument("--json", dest="json_path", help="write the JSON report here")
+    p.add_argument("--plot", help="write the PNG slot curves here")
+    p.set_defaults(func=_guarded(_run_calibrate), command_name="calibrate")
+
+
+def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run ``command``; a missing extra or a bad argument ends with a message and exit code 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        from bookend.validate._deps import MissingDependencyError, check_available
+
+        try:
+            check_available()
+            return command(args)
+        except MissingDependencyError as exc:
+            print(f"bookend {args.command_name}: {exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"bookend {args.command_name}: error: {exc}", file=sys.stderr)
+            return 2
+
+    run.__doc__ = command.__doc__
+    return run
+
+
+def _set_threads(threads: int | None) -> None:
+    import torch
+
+    torch.set_num_threads(threads or os.cpu_count() or 1)
+
+
+def _progress(total: int, desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="input", file=sys.stderr, leave=False)
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _read_text(option: str | None) -> str | None:
+    if option is None:
+        return None
+    from bookend.validate.text import bundled_text
+
+    return Path(option).read_text(encoding="utf-8") if option else bundled_text()
+
+
+def _summary(report: dict[str, Any]) -> str:
+    lines = [f"measured final-token share {report['measured_final_token_share']:.4f}"]
+    for key in ("nominal", "fit", "poisson_fit", "hooks"):
+        if key in report:
+            b = report[key]
+            lines.append(
+                f"{key:<12} H={b['depth']:<9.4g} alpha={b['attn_share']:<9.4g} "
+                f"spearman={b['spearman']:.4f} log_rmse={b['log_rmse']:.4f} "
+                f"W1={b['wasserstein']:.4f} (1-alpha)^H={b['final_token_share']:.4f}"
+            )
+    if "rope_off" in report:
+        lines.append(f"RoPE on vs off spearman={report['rope_off']['spearman_vs_rope_on']:.4f}")
+    lines.append(f"measured in {report['seconds']:.1f} s")
+    return "\n".join(lines)
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    """Measure, compare, fit; write the report, plot and profile."""
+    if (args.model is None) == (args.weights is None):
+        raise ValueError("give either a MODEL (preset or config.json) or --weights PATH")
+    _set_threads(args.threads)
+    from bookend.validate import runner
+    from bookend.validate.architectures import nominal_spec
+    from bookend.validate.fit import fit_depth_share
+
+    text = _read_text(args.text)
+    settings: dict[str, Any] = {
+        "model": args.model,
+        "weights": args.weights,
+        "n_tokens": args.tokens,
+        "probes": args.probes,
+        "precision": args.precision,
+        "input": "random tokens" if text is None and args.weights is None else "natural text",
+        "threads": args.threads or os.cpu_count(),
+    }
+    if args.weights is not None:
+        from bookend.spec import ModelSpec
+        from bookend.validate.weights import load_trained
+
+        model = load_trained(args.weights)
+        n_inputs = args.inputs or 4
+        bar = _progress(n_inputs, "validate")
+        measurement = runner.measure_trained(
+            model,
+            n_tokens=args.tokens,
+            n_inputs=n_inputs,
+            n_probes=args.probes,
+            text=text,
+            precision=args.precision,
+            progress=bar.update,
+        )
+        bar.close()
+        nominal = ModelSpec.from_hf_config(model.lm.config.to_dict())
+        settings.update(inputs=n_inputs, source=model.name)
+        label = f"{Path(model.name).name} (measured)"
+    else:
+        n_inputs = args.inputs or 1
+        settings.update(
+            seeds=args.seeds,
+            inputs=n_inputs,
+            rope=args.rope,
+            width=args.width,
+            vocab_cap=args.vocab_cap,
+        )
+        step0 = {
+            "n_tokens": args.tokens,
+            "seeds": args.seeds,
+            "n_probes": args.probes,
+            "n_inputs": n_inputs,
+            "width": args.width,
+            "vocab_cap": args.vocab_cap,
+            "text": text,
+            "precision": args.precision,
+        }
+        bar = _progress(args.seeds * n_inputs, "validate")
+        measurement, config = runner.measure_step0(
+            args.model, rope=args.rope == "on", progress=bar.update, **step0
+        )
+        bar.close()
+        nominal = nominal_spec(config)
+        settings.update(
+            hidden_size=int(config.hidden_size),
+            num_attention_heads=int(config.num_attention_heads),
+            model_type=str(config.model_type),
+        )
+        label = f"{args.model} step-0 (measured)"
+    report = runner.make_report(measurement, nominal, settings, max_depth=args.max_depth)
+    if args.rope_compare:
+        if args.weights is not None or args.rope == "off":
+            raise ValueError("--rope-compare needs a Step-0 MODEL measured with --rope on")
+        from scipy.stats import spearmanr
+
+        bar = _progress(args.seeds * n_inputs, "rope off")
+        off, _ = runner.measure_step0(args.model, rope=False, progress=bar.update, **step0)
+        bar.close()
+        on_profile, off_profile = measurement.mean, off.mean
+        report["rope_off"] = {
+            "measured": off_profile.tolist(),
+            "spearman_vs_rope_on": float(spearmanr(on_profile[:-1], off_profile[:-1]).statistic),
+            "fit": fit_depth_share(off_profile, max_depth=args.max_depth).to_json(),
+            "seconds": off.seconds,
+        }
+    print(_summary(report))
+    if args.json_path:
+        _write_json(args.json_path, report)
+    if args.plot:
+        from bookend.validate.plot import plot_profile
+
+        title = f"{label}: N={args.tokens}, {settings.get('seeds', 1)} seed(s)"
+        plot_profile(report, args.plot, title=title)
+    if args.profile_out:
+        metadata = {"settings": settings, "fit": report["fit"], "nominal": report["nominal"]}
+        runner.measured_profile(measurement, label=label, metadata=metadata).save(args.profile_out)
+    return 0
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    """Run the behavioural probe; write the slot profile, report and plot."""
+    _set_threads(args.threads)
+    from bookend.validate.calibrate import calibrate, slot_profile
+    from bookend.validate.probe import generate_items
+    from bookend.validate.weights import load_trained
+
+    items = generate_items(
+        args.items, args.docs, seed=args.seed, split=args.split, families=args.families
+    )
+    model = load_trained(args.weights)
+    bar = _progress(len(items) * args.docs, "calibrate")
+    result = calibrate(model.lm, model.tokenizer, items, progress=bar.update)
+    bar.close()
+    settings = {
+        "weights": model.name,
+        "docs": args.docs,
+        "items": args.items,
+        "families": args.families or "all",
+        "seed": args.seed,
+        "split": args.split,
+        "metric": args.metric,
+    }
+    label = f"{Path(model.name).name} calibrated (K={args.docs})"
+    profile = slot_profile(result, metric=args.metric, label=label, metadata={"settings": settings})
+    profile.save(args.out)
+    slots = result.to_json()
+    for k, (acc, ci) in enumerate(zip(slots["accuracy"], slots["accuracy_ci95"], strict=True)):
+        print(
+            f"slot {k + 1:>2}: accuracy {acc:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  "
+            f"log P(gold) {slots['logprob'][k]:.3f}"
+        )
+    if args.json_path:
+        _write_json(args.json_path, {"slots": slots, "settings": settings})
+    if args.plot:
+        from bookend.validate.plot import plot_slots
+
+        plot_slots(slots, args.plot, title=f"{label}, {args.items} items per slot")
+    return 0

@@ -1,0 +1,93 @@
+"""PNG figures: measured profile against the theory, and slot curves of the probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bookend.theory import dead_zone
+from bookend.validate.fit import theory_bins
+
+__all__ = ["plot_profile", "plot_slots"]
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never open a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_profile(report: dict[str, Any], path: str | Path, *, title: str) -> Path:
+    """Measured per-position profile with its band, nominal and fitted theory, on log axes.
+
+    Positions ``1..N-1`` are drawn (the final token is reported separately, as in the metrics);
+    every curve is renormalised over them. The fitted theory's Dead Zone is shaded.
+    """
+    plt = _pyplot()
+    measured = np.asarray(report["measured"])
+    n = measured.size
+    head = measured[:-1].sum()
+    pos = np.arange(1, n)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
+    fit = report["fit"]
+    zone = dead_zone(fit["depth"], fit["attn_share"])
+    if zone is not None:
+        ax.axvspan(zone[0] * n, n - 1, color="0.9", label="dead zone (fit)")
+    low, high = np.asarray(report["band_low"])[:-1], np.asarray(report["band_high"])[:-1]
+    ax.fill_between(pos, low / head, high / head, color="tab:blue", alpha=0.25, label="seed band")
+    ax.plot(pos, measured[:-1] / head, color="tab:blue", lw=1.2, label="measured")
+    for key, colour, style in (("nominal", "tab:gray", "--"), ("fit", "tab:red", "-")):
+        block = report[key]
+        q = theory_bins(n, block["depth"], block["attn_share"])
+        ax.plot(
+            pos,
+            q / q.sum(),
+            color=colour,
+            ls=style,
+            lw=1.4,
+            label=f"{key}: H={block['depth']:.3g}, α={block['attn_share']:.3g} "
+            f"(ρ={block['spearman']:.3f})",
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("position j (final token excluded)")
+    ax.set_ylabel("share of influence on the final token")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def plot_slots(slots: dict[str, Any], path: str | Path, *, title: str) -> Path:
+    """Accuracy and gold log-probability by slot with 95% intervals, chance level marked."""
+    plt = _pyplot()
+    acc = np.asarray(slots["accuracy"])
+    k = np.arange(1, acc.size + 1)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.8), dpi=120)
+    ci = np.asarray(slots["accuracy_ci95"])
+    left.errorbar(k, acc, yerr=[acc - ci[:, 0], ci[:, 1] - acc], marker="o", capsize=3)
+    prob = np.asarray(slots["candidate_prob"])
+    left.plot(k, prob, marker="s", ls="--", label="P(gold | candidates)")
+    left.axhline(slots["chance_accuracy"], color="0.5", ls=":", label="chance")
+    left.set_xlabel("slot of the gold document")
+    left.set_ylabel("accuracy")
+    left.legend(fontsize=8)
+    logp = np.asarray(slots["logprob"])
+    lci = np.asarray(slots["logprob_ci95"])
+    right.errorbar(k, logp, yerr=[logp - lci[:, 0], lci[:, 1] - logp], marker="o", capsize=3)
+    right.set_xlabel("slot of the gold document")
+    right.set_ylabel("mean log P(gold answer)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out

@@ -1,0 +1,64 @@
+"""The behavioural probe end to end on a tiny random model, and its statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import bookend
+from bookend.profile import TabulatedProfile
+from bookend.validate import _deps
+from bookend.validate.calibrate import calibrate, score_candidates, slot_profile, wilson_interval
+from bookend.validate.probe import generate_items
+
+
+@pytest.fixture
+def tiny_lm(llama_config: Any) -> Any:
+    torch.manual_seed(0)
+    lm = _deps.transformers().AutoModelForCausalLM.from_config(llama_config)
+    return lm.eval()
+
+
+def test_cached_scores_match_full_sequence_scores(tiny_lm: Any, byte_tokenizer: Any) -> None:
+    prompt = "The code is"
+    candidates = ["4821", "77", "x"]
+    cached = score_candidates(tiny_lm, byte_tokenizer, prompt, candidates)
+    base = byte_tokenizer.encode(prompt)
+    for k, cand in enumerate(candidates):
+        ids = base + byte_tokenizer.encode(" " + cand, add_special_tokens=False)
+        with torch.no_grad():
+            logp = torch.log_softmax(tiny_lm(input_ids=torch.tensor([ids])).logits[0], dim=-1)
+        full = sum(float(logp[t - 1, ids[t]]) for t in range(len(base), len(ids)))
+        assert cached[k] == pytest.approx(full, abs=1e-3)
+
+
+def test_probe_runs_end_to_end_and_writes_a_loadable_profile(
+    tiny_lm: Any, byte_tokenizer: Any, tmp_path: Path
+) -> None:
+    items = generate_items(2, 3, seed=0, families=["access_code"])
+    result = calibrate(tiny_lm, byte_tokenizer, items)
+    assert result.accuracy.shape == (3,)
+    assert np.all(
+        (result.accuracy_ci[:, 0] <= result.accuracy)
+        & (result.accuracy <= result.accuracy_ci[:, 1])
+    )
+    profile = slot_profile(result, metric="candidate_prob", label="tiny", metadata={})
+    path = profile.save(tmp_path / "slots.json")
+    loaded = TabulatedProfile.load(path)
+    assert loaded.kind == "slot"
+    assert len(loaded.weights) == 3
+    placement = bookend.reorder(["a", "b", "c"], [0.2, 0.9, 0.5], model=str(path))
+    assert sorted(placement.order) == [0, 1, 2]
+
+
+def test_wilson_interval_known_values() -> None:
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4)
+    assert high == pytest.approx(0.9433, abs=1e-4)
+    assert wilson_interval(0, 5)[0] == 0.0
+    with pytest.raises(ValueError, match="trials"):
+        wilson_interval(0, 0)
