@@ -212,3 +212,26 @@ def test_large_k_with_unequal_lengths_completes_and_beats_baselines() -> None:
 def test_package_exports() -> None:
     for name in bookend.__all__:
         assert hasattr(bookend, name)
+
+
+def test_a_missing_score_means_input_order_for_all() -> None:
+    with_gap = reorder(list("abcd"), [0.1, None, 0.9, 0.5], lengths=[10] * 4)
+    no_scores = reorder(list("abcd"), lengths=[10] * 4)
+    assert with_gap.order == no_scores.order
+    assert with_gap.scores is None
+    assert {with_gap.order[0], with_gap.order[-1]} == {0, 1}
+    with pytest.raises(ValueError, match="one value per item"):
+        reorder(list("abc"), [None, 0.3])
+
+
+def test_token_counts_below_one_count_as_one() -> None:
+    placement = reorder(["", "some text", ""], [0.5, 0.9, 0.1], token_counter=lambda _: 0)
+    assert placement.lengths.tolist() == [1.0, 1.0, 1.0]
+    assert sorted(placement.order) == [0, 1, 2]
+
+
+def test_weights_are_computed_on_first_read() -> None:
+    placement = reorder(["aa", "bbbbbbbb", "c"], [0.2, 0.9, 0.5])
+    assert "weights" not in vars(placement)
+    expected = placement.profile.chunk_weights(placement.lengths[list(placement.order)])
+    np.testing.assert_allclose(placement.weights, expected)

@@ -14,7 +14,6 @@ from bookend.placement import (
     STRATEGIES,
     IntArray,
     Strategy,
-    order_weights,
     rank_order,
     strategy_order,
 )
@@ -40,15 +39,16 @@ Getter = Callable[[Any], Any] | str | None
 
 
 def relevance_from_scores(
-    scores: Sequence[float] | None, n_items: int, *, distance: bool = False
+    scores: Sequence[float | None] | None, n_items: int, *, distance: bool = False
 ) -> FloatArray:
     """The relevance the objective uses, from the caller's scores.
 
     * With scores: min-max normalised to ``[0, 1]`` (1 for the best), so positive scaling and
       shifting of scores change nothing; ``distance=True`` means lower is better. Equal scores all
       get relevance 1 and keep their input order.
-    * Without scores: the input order is the relevance order, and a reciprocal-rank prior gives
-      the chunk at input position ``i`` (0-based) relevance ``1 / (i + 1)``.
+    * Without scores, or with any score missing (``None``): the input order is the relevance
+      order, and a reciprocal-rank prior gives the chunk at input position ``i`` (0-based)
+      relevance ``1 / (i + 1)``.
 
     Raises:
         ValueError: scores of the wrong count, or NaN or infinite scores.
@@ -56,9 +56,21 @@ def relevance_from_scores(
     return _relevance(validate_scores(scores, n_items), n_items, distance)
 
 
-def validate_scores(scores: Sequence[float] | None, n_items: int) -> FloatArray | None:
-    """The scores as a float array, or ``None``; ``ValueError`` for a wrong count or non-finite."""
-    if scores is None:
+def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> FloatArray | None:
+    """The scores as a float array, or ``None`` when there are none to use.
+
+    Missing scores (``None`` entries, as retrievers leave them for some nodes) make the whole list
+    unusable: one missing score means the input order is the relevance order for every item, so
+    a missing score never sends the best item to the middle.
+
+    Raises:
+        ValueError: a wrong count, or NaN or infinite scores.
+    """
+    if scores is None or any(s is None for s in scores):
+        if scores is not None and len(scores) != n_items:
+            raise ValueError(
+                f"scores must have one value per item ({n_items}), got {len(scores)} scores"
+            )
         return None
     arr = np.asarray(scores, dtype=np.float64)
     if arr.ndim != 1 or arr.size != n_items:
@@ -221,7 +233,8 @@ class Bookend(Generic[T]):
                     "lengths=, or text= naming how to get its text"
                 )
             counts.append(self._count(text))
-        return np.array(counts, dtype=np.float64)
+        # An empty text still takes a slot in the prompt: count it as one token.
+        return np.maximum(np.array(counts, dtype=np.float64), 1.0)
 
     def _select(self, relevance: FloatArray, lengths: FloatArray) -> IntArray:
         """Input indices kept under the budget (all of them without one), ascending."""
@@ -244,7 +257,7 @@ class Bookend(Generic[T]):
     def place(
         self,
         items: Sequence[T],
-        scores: Sequence[float] | None = None,
+        scores: Sequence[float | None] | None = None,
         *,
         lengths: Sequence[float] | None = None,
     ) -> Placement[T]:
@@ -253,9 +266,10 @@ class Bookend(Generic[T]):
         Args:
             items: the chunks: strings, or any objects (see ``text``/``lengths``). Duplicates are
                 kept.
-            scores: per item relevance (higher is better unless ``distance=True``); without them
-                the input order is the relevance order.
-            lengths: per item token counts; counted with ``token_counter`` when omitted.
+            scores: per item relevance (higher is better unless ``distance=True``); without them,
+                or if any is ``None``, the input order is the relevance order.
+            lengths: per item token counts; counted with ``token_counter`` when omitted (a count
+                below one counts as one).
 
         Returns:
             A :class:`~bookend.Placement`; every item appears once unless a budget dropped it
@@ -279,7 +293,6 @@ class Bookend(Generic[T]):
         return Placement(
             order=tuple(prompt),
             items=_pick(items, prompt),
-            weights=order_weights(self.profile, lens[order], self.layout),
             relevance=relevance,
             lengths=lens,
             scores=raw,
@@ -325,7 +338,7 @@ class Bookend(Generic[T]):
 
 def reorder(
     items: Sequence[T],
-    scores: Sequence[float] | None = None,
+    scores: Sequence[float | None] | None = None,
     *,
     model: ModelLike = DEFAULT_MODEL,
     lengths: Sequence[float] | None = None,

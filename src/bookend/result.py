@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from bookend.placement import alternate_order, objective, rank_order
+from bookend.placement import alternate_order, objective, order_weights, rank_order
 from bookend.profile import InfluenceProfile, Layout
 from bookend.theory import FloatArray
 
@@ -48,7 +48,6 @@ class Placement(Generic[T]):
     Attributes:
         order: input indices in prompt order (the top chunk appears twice with ``repeat_top``).
         items: the caller's items in prompt order.
-        weights: per prompt position, the chunk's mean influence density.
         relevance: per input index, the relevance the objective used (dropped items included).
         lengths: per input index, the token count used.
         scores: per input index, the caller's raw score, or ``None`` without scores.
@@ -60,7 +59,6 @@ class Placement(Generic[T]):
 
     order: tuple[int, ...]
     items: list[T]
-    weights: FloatArray
     relevance: FloatArray
     lengths: FloatArray
     scores: FloatArray | None
@@ -82,6 +80,15 @@ class Placement(Generic[T]):
     def kept(self) -> tuple[int, ...]:
         """Input indices placed, each once, in input order."""
         return tuple(sorted(set(self.order)))
+
+    @cached_property
+    def weights(self) -> FloatArray:
+        """Per prompt position, the chunk's mean influence density (1.0 = uniform share).
+
+        Computed when first read, so a caller that only needs the order pays nothing for it.
+        """
+        idx = np.asarray(self.order, dtype=np.int64)
+        return order_weights(self.profile, self.lengths[idx], self.layout)
 
     @cached_property
     def objective(self) -> float:

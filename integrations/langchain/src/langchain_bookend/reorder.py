@@ -104,15 +104,9 @@ class BookendReorder(
             exact_max_k=self.exact_max_k,
         )
 
-    def scores(self, documents: Sequence[Document]) -> list[float] | None:
-        """Each document's score from its metadata, or ``None`` if any document has none."""
-        out: list[float] = []
-        for doc in documents:
-            score = _first_score(doc.metadata, self.score_key)
-            if score is None:
-                return None
-            out.append(score)
-        return out
+    def scores(self, documents: Sequence[Document]) -> list[float | None]:
+        """Each document's score from its metadata (``None`` where it has none)."""
+        return [_first_score(doc.metadata, self.score_key) for doc in documents]
 
     def place(self, documents: Sequence[Document]) -> Placement[Document]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``documents``."""

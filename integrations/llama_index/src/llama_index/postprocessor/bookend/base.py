@@ -92,8 +92,8 @@ class BookendNodePostprocessor(BaseNodePostprocessor):
 
     def place(self, nodes: list[NodeWithScore]) -> Placement[NodeWithScore]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``nodes``."""
-        scores = [n.score for n in nodes if n.score is not None]
-        return self._placer.place(nodes, scores if len(scores) == len(nodes) else None)
+        # A None score makes bookend fall back to input order for all nodes.
+        return self._placer.place(nodes, [n.score for n in nodes])
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None

@@ -8,7 +8,8 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from bookend import DEFAULT_MODEL, Bookend, Placement, Strategy
+from bookend import DEFAULT_MODEL, Bookend, Placement, Strategy, relevance_from_scores
+from bookend.placement import rank_order
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
 
@@ -132,15 +133,15 @@ class BookendRanker:
         if any(doc.content is None for doc in documents):
             raise ValueError("Some provided documents are not textual; BookendRanker needs text.")
         docs = self._deduplicate(documents)
-        scores = [doc.score for doc in docs if doc.score is not None]
-        known = scores if len(scores) == len(docs) else None
+        scores = [doc.score for doc in docs]  # a None score means input order for all
         top_k = top_k or self.top_k
         if top_k is not None and top_k < len(docs):
-            keep = sorted(self._rank(known, len(docs))[:top_k])
+            relevance = relevance_from_scores(scores, len(docs), distance=self.distance)
+            keep = sorted(rank_order(relevance)[:top_k].tolist())
             docs = [docs[i] for i in keep]
-            known = None if known is None else [known[i] for i in keep]
+            scores = [scores[i] for i in keep]
         placer = self._placer if budget is None else self._make_placer(budget)
-        return placer.place(docs, known)
+        return placer.place(docs, scores)
 
     @component.output_types(documents=list[Document])
     def run(
@@ -173,13 +174,6 @@ class BookendRanker:
     ) -> dict[str, list[Document]]:
         """Async :meth:`run` (used by ``Pipeline.run_async``); runs inline, it is short CPU work."""
         return self.run(documents, top_k=top_k, budget=budget)
-
-    def _rank(self, scores: list[float] | None, n: int) -> list[int]:
-        """Indices from most to least relevant; ties and missing scores keep input order."""
-        if scores is None:
-            return list(range(n))
-        sign = 1.0 if self.distance else -1.0
-        return sorted(range(n), key=lambda i: sign * scores[i])
 
     def _deduplicate(self, documents: list[Document]) -> list[Document]:
         """One document per id, the most relevant one, at the first position of that id."""
