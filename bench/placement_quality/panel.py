@@ -17,7 +17,12 @@ from tqdm import tqdm
 
 from placement_quality.curves import PositionCurve
 from placement_quality.expected import expected_accuracy, geometric_ranks, truncated_ranks
-from placement_quality.strategies import bookend_strategy, fixed_strategies, oracle_strategy
+from placement_quality.strategies import (
+    FIXED_NAMES,
+    bookend_strategy,
+    fixed_strategies,
+    oracle_strategy,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -26,6 +31,8 @@ GEOMETRIC_DECAYS = (0.5, 0.7, 0.85)
 ORACLE = "oracle"
 BOOKEND_OWN = "bookend-own-curve"
 BOOKEND_THEORY = "bookend-theory"
+#: The strategies of the panel besides the oracle, in report order.
+PANEL_STRATEGIES = (BOOKEND_OWN, BOOKEND_THEORY, *FIXED_NAMES)
 #: Equal token lengths: in the panel a document is a slot, so only the ranks matter.
 PANEL_LENGTH = 100.0
 
