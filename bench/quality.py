@@ -42,8 +42,9 @@ def settings_for(quick: bool, seed: int) -> Any:
     from placement_quality.real import RealSettings
 
     if quick:
+        # An even and an odd K as in the default, with shorter prompts.
         return RealSettings(
-            k_values=(10, 9),
+            k_values=(6, 5),
             calibration_items=2,
             transfer_items=1,
             eval_items=3,
@@ -55,9 +56,9 @@ def settings_for(quick: bool, seed: int) -> Any:
         )
     return RealSettings(
         k_values=(10, 9),
-        calibration_items=24,
-        transfer_items=12,
-        eval_items=40,
+        calibration_items=12,
+        transfer_items=6,
+        eval_items=22,
         rank_law_items=100,
         jacobian_tokens=512,
         jacobian_inputs=2,
@@ -97,6 +98,7 @@ def real_runs(args: argparse.Namespace, results: dict[str, Any], out: Path) -> l
         "eval_families": real.EVAL_FAMILIES,
         "transfer_families": real.TRANSFER_FAMILIES,
         "theory_preset": real.THEORY_PRESET,
+        "profile_metric": lm.PROFILE_METRIC,
         "threads": args.threads,
     }
     timing: dict[str, float] = results["timing"]

@@ -22,12 +22,13 @@ def position_curves(
     """SmolLM2 accuracy by gold slot (95% intervals) beside the published curves."""
     fig, (ax_m, ax_p) = plt.subplots(1, 2, figsize=(12, 4.5))
     for k, curve in measured.items():
-        for key, style in (("calibrated", "-o"), ("transfer", "--s")):
-            entry = curve[key]
+        for entry, style, label in (
+            (curve, "-o", f"K={k}"),
+            (curve["transfer"], "--s", f"K={k} (other templates)"),
+        ):
             acc = np.asarray(entry["accuracy"])
             slots = np.arange(1, acc.size + 1)
             err = np.abs(np.asarray([entry["ci_low"], entry["ci_high"]]) - acc)
-            label = f"K={k}" + (" (other templates)" if key == "transfer" else "")
             ax_m.errorbar(slots, acc, yerr=err, fmt=style, capsize=3, label=label, alpha=0.85)
         ax_m.axhline(1.0 / int(k), color="grey", lw=0.8, ls=":")
     ax_m.set(
@@ -37,7 +38,8 @@ def position_curves(
     )
     ax_m.legend(fontsize=8)
     for curve in published:
-        ax_p.plot(curve.positions, curve.accuracy, "-o", ms=3, label=curve.name, alpha=0.8)
+        style = "--s" if curve.name.endswith("@10") else "-o"  # Table 5 dashed, Table 6 solid
+        ax_p.plot(curve.positions, curve.accuracy, style, ms=3, label=curve.name, alpha=0.8)
     ax_p.set(
         xlabel="normalised position of the gold document",
         ylabel="accuracy",

@@ -36,9 +36,15 @@ def slot_curve(model: TrainedModel, items: Sequence[ProbeItem], desc: str) -> Sl
         return calibrate(model.lm, model.tokenizer, items, progress=bar.update)
 
 
+#: The calibration metric of the bookend profiles (``bookend calibrate --metric``): the mean
+#: probability of the gold answer among the candidates. With a few dozen items per slot, accuracy
+#: moves in steps of 1/n and ties slots; this smoother estimate of the same curve does not.
+PROFILE_METRIC = "candidate_prob"
+
+
 def calibrated_profile(result: SlotResult, label: str, **metadata: Any) -> TabulatedProfile:
-    """The per-slot accuracy as the slot profile ``bookend calibrate`` writes."""
-    return slot_profile(result, metric="accuracy", label=label, metadata=metadata)
+    """The per-slot profile ``bookend calibrate --metric candidate_prob`` writes."""
+    return slot_profile(result, metric=PROFILE_METRIC, label=label, metadata=metadata)
 
 
 def jacobian_profile(

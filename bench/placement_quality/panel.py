@@ -118,6 +118,6 @@ def max_regret(
         for k, laws in per_k.items():
             for law, cell in laws.items():
                 gap = cell[ORACLE] - cell[strategy]
-                if gap > worst:
+                if gap > worst + 1e-12:  # below that, floating-point noise of equal orders
                     worst, where = gap, f"{model}, K={k}, {law}"
     return worst, where
