@@ -75,3 +75,13 @@ def test_bad_profiles_raise(bad: list[float]) -> None:
 def test_poisson_cdf_rejects_bad_lambda() -> None:
     with pytest.raises(ValueError, match="lam"):
         poisson_cdf(0.5, 0.0)
+
+
+def test_log_binned_means_cover_every_position() -> None:
+    from bookend.validate.fit import log_binned
+
+    v = np.arange(1.0, 512.0)
+    binned = log_binned(v)
+    assert 20 <= binned.size <= 32
+    assert binned[0] == 1.0
+    assert np.all(np.diff(binned) > 0)

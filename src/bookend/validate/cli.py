@@ -146,11 +146,16 @@ def _summary(report: dict[str, Any]) -> str:
             b = report[key]
             lines.append(
                 f"{key:<12} H={b['depth']:<9.4g} alpha={b['attn_share']:<9.4g} "
-                f"spearman={b['spearman']:.4f} log_rmse={b['log_rmse']:.4f} "
-                f"W1={b['wasserstein']:.4f} (1-alpha)^H={b['final_token_share']:.4f}"
+                f"spearman={b['spearman']:.4f} (binned {b['spearman_log_binned']:.4f}) "
+                f"log_rmse={b['log_rmse']:.4f} W1={b['wasserstein']:.4f} "
+                f"(1-alpha)^H={b['final_token_share']:.4f}"
             )
     if "rope_off" in report:
-        lines.append(f"RoPE on vs off spearman={report['rope_off']['spearman_vs_rope_on']:.4f}")
+        off = report["rope_off"]
+        lines.append(
+            f"RoPE on vs off spearman={off['spearman_vs_rope_on']:.4f} "
+            f"(binned {off['spearman_log_binned_vs_rope_on']:.4f})"
+        )
     lines.append(f"measured in {report['seconds']:.1f} s")
     return "\n".join(lines)
 
@@ -231,6 +236,8 @@ def _run_validate(args: argparse.Namespace) -> int:
             raise ValueError("--rope-compare needs a Step-0 MODEL measured with --rope on")
         from scipy.stats import spearmanr
 
+        from bookend.validate.fit import log_binned
+
         bar = _progress(args.seeds * n_inputs, "rope off")
         off, _ = runner.measure_step0(args.model, rope=False, progress=bar.update, **step0)
         bar.close()
@@ -238,6 +245,9 @@ def _run_validate(args: argparse.Namespace) -> int:
         report["rope_off"] = {
             "measured": off_profile.tolist(),
             "spearman_vs_rope_on": float(spearmanr(on_profile[:-1], off_profile[:-1]).statistic),
+            "spearman_log_binned_vs_rope_on": float(
+                spearmanr(log_binned(on_profile[:-1]), log_binned(off_profile[:-1])).statistic
+            ),
             "fit": fit_depth_share(off_profile, max_depth=args.max_depth).to_json(),
             "seconds": off.seconds,
         }
