@@ -30,7 +30,7 @@ from typing import Any
 
 from placement_quality import figures, report
 from placement_quality.curves import PositionCurve, liu2023_curves
-from placement_quality.panel import PANEL_STRATEGIES, PanelModel, max_regret, run_panel
+from placement_quality.panel import PANEL_STRATEGIES, PanelModel, run_panel
 
 import bookend
 
@@ -47,7 +47,7 @@ def settings_for(quick: bool, seed: int) -> Any:
             k_values=(6, 5),
             calibration_items=2,
             transfer_items=1,
-            eval_items=3,
+            eval_items=4,
             rank_law_items=20,
             jacobian_tokens=256,
             jacobian_inputs=1,
@@ -57,8 +57,8 @@ def settings_for(quick: bool, seed: int) -> Any:
     return RealSettings(
         k_values=(10, 9),
         calibration_items=12,
-        transfer_items=6,
-        eval_items=22,
+        transfer_items=4,
+        eval_items=30,
         rank_law_items=100,
         jacobian_tokens=512,
         jacobian_inputs=2,
@@ -194,17 +194,11 @@ def draw(results: dict[str, Any], directory: Path) -> list[Path]:
     return drawn
 
 
-def print_tables(results: dict[str, Any]) -> None:
-    if "strategies" in results:
-        by_k = {f"K={k}": acc for k, acc in results["strategies_by_k"].items()}
-        table = {**by_k, "pooled": results["strategies"]}
-        print(report.markdown_table(table, list(table)))
-        print()
-        for name, target in results["targets"].items():
-            print(f"{name}: {'met' if target['met'] else 'NOT met'}")
-    for strategy in PANEL_STRATEGIES:
-        worst, where = max_regret(results["panel"], strategy)
-        print(f"panel max regret {strategy:<18} {100 * worst:6.2f} pts  ({where})")
+def finish(results: dict[str, Any], directory: Path) -> None:
+    """Draw the figures and print every table."""
+    for path in draw(results, directory):
+        print(f"wrote {path}")
+    print(report.render(results, PANEL_STRATEGIES))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -215,7 +209,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="probe generator seed")
     parser.add_argument("--out", type=Path, default=BENCH / "quality.json")
     parser.add_argument("--figures", type=Path, default=BENCH / "figures")
+    parser.add_argument(
+        "--report", action="store_true", help="redraw and print the tables of --out, run nothing"
+    )
     args = parser.parse_args(argv)
+    if args.report:
+        results = json.loads(args.out.read_text(encoding="utf-8"))
+        finish(results, args.figures)
+        return
 
     started = time.perf_counter()
     results: dict[str, Any] = {
@@ -232,9 +233,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         summarise(results)
     results["timing"]["total_seconds"] = time.perf_counter() - started
     write(args.out, results)
-    for path in draw(results, args.figures):
-        print(f"wrote {path}")
-    print_tables(results)
+    finish(results, args.figures)
     print(f"total {results['timing']['total_seconds']:.0f} s")
 
 

@@ -161,10 +161,12 @@ def evaluate(
     extra_profiles: Mapping[str, InfluenceProfile],
     settings: RealSettings,
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[int]]]]:
-    """Run the model on every strategy's prompt for every evaluation item, K and retriever.
+    """Run the model on every strategy's prompt for every evaluation item and K.
 
-    Returns one row per (strategy, K, retriever, item) with ``correct``, ``gold_rank`` and
-    ``gold_slot``, and per K the gold-rank counts of each retriever.
+    Every retriever ranks every item (the oracle's rank law comes from these counts); the model
+    runs on the ranking of the item's :func:`assigned_retriever`. Returns one row per (strategy,
+    K, item) with ``retriever``, ``correct``, ``gold_rank`` and ``gold_slot``, and per K the
+    gold-rank counts of each retriever.
     """
     rows: list[dict[str, Any]] = []
     counts_by_k: dict[str, dict[str, list[int]]] = {}
@@ -184,26 +186,36 @@ def evaluate(
             name: strategies_at(k, profiles, curves.calibrated[k], np.asarray(c) / sum(c))
             for name, c in counts.items()
         }
-        total = len(items) * len(retrievers) * len(next(iter(per_retriever.values())))
+        total = len(items) * len(next(iter(per_retriever.values())))
         with tqdm(total=total, desc=f"evaluate K={k}", unit="run") as bar:
             for i, item in enumerate(items):
+                name = assigned_retriever(i, list(retrievers))
+                ranking = rankings[name][i]
                 lengths = scorer.token_lengths(item)
-                for name, strategies in per_retriever.items():
-                    ranking = rankings[name][i]
-                    ranked_lengths = [lengths[d] for d in ranking.indices]
-                    for strategy, choose in strategies.items():
-                        order = [ranking.indices[r] for r in choose(ranking.scores, ranked_lengths)]
-                        rows.append(
-                            {
-                                "strategy": strategy,
-                                "k": k,
-                                "retriever": name,
-                                "item": item.item_id,
-                                "family": item.family,
-                                "gold_rank": ranking.rank_of(item.gold),
-                                "gold_slot": order.index(item.gold),
-                                "correct": scorer.correct(item, order),
-                            }
-                        )
-                        bar.update()
+                ranked_lengths = [lengths[d] for d in ranking.indices]
+                for strategy, choose in per_retriever[name].items():
+                    order = [ranking.indices[r] for r in choose(ranking.scores, ranked_lengths)]
+                    rows.append(
+                        {
+                            "strategy": strategy,
+                            "k": k,
+                            "retriever": name,
+                            "item": item.item_id,
+                            "family": item.family,
+                            "gold_rank": ranking.rank_of(item.gold),
+                            "gold_slot": order.index(item.gold),
+                            "correct": scorer.correct(item, order),
+                        }
+                    )
+                    bar.update()
     return rows, counts_by_k
+
+
+def assigned_retriever(index: int, names: Sequence[str]) -> str:
+    """The retriever whose ranking item ``index`` is evaluated with.
+
+    One retriever per item: two retrievers on one item share its difficulty, so independent items
+    buy more evidence per model call. Items take the families in turn, so retrievers alternate per
+    round of families, and every retriever sees every family.
+    """
+    return names[(index // len(EVAL_FAMILIES)) % len(names)]

@@ -1,7 +1,7 @@
 """From per-run rows to the reported figures: accuracies, paired comparisons, targets, tables.
 
-Rows are the output of :func:`placement_quality.real.evaluate`: one per (strategy, K, retriever,
-item), with ``correct``. Items are the resampling clusters (an item is run once per retriever).
+Rows are the output of :func:`placement_quality.real.evaluate`: one per (strategy, K, item), with
+``retriever`` and ``correct``. Items (per K) are the resampling clusters.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from placement_quality.panel import BOOKEND_OWN, max_regret
+from placement_quality.panel import BOOKEND_OWN, ORACLE, max_regret
 from placement_quality.stats import accuracy, paired
 from placement_quality.strategies import FIXED_NAMES
 
@@ -141,11 +141,108 @@ def markdown_table(
         "|---|" + "---|" * len(columns),
     ]
     for name in names:
-        cells = []
-        for column in table.values():
-            a = column[name]
-            cells.append(
-                f"{100 * a['accuracy']:.1f} [{100 * a['ci_low']:.1f}, {100 * a['ci_high']:.1f}]"
-            )
+        cells = [_pct(column[name]) for column in table.values()]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _pct(a: Mapping[str, Any]) -> str:
+    return f"{100 * a['accuracy']:.1f} [{100 * a['ci_low']:.1f}, {100 * a['ci_high']:.1f}]"
+
+
+def curve_table(position_curve: Mapping[str, Mapping[str, Any]]) -> str:
+    """Accuracy by gold slot (95% Wilson interval), in-domain and with the other templates."""
+    ks = list(position_curve)
+    header = " | ".join(f"K={k} | K={k} other templates" for k in ks)
+    lines = [f"| slot | {header} |", "|---|" + "---|---|" * len(ks)]
+    longest = max(len(c["accuracy"]) for c in position_curve.values())
+    for slot in range(longest):
+        cells = []
+        for k in ks:
+            for entry in (position_curve[k], position_curve[k]["transfer"]):
+                if slot < len(entry["accuracy"]):
+                    a = {key: entry[key][slot] for key in ("accuracy", "ci_low", "ci_high")}
+                    cells.append(_pct(a))
+                else:
+                    cells.append("")
+        lines.append(f"| {slot + 1} | " + " | ".join(cells) + " |")
+    n = {k: position_curve[k]["n_items"] for k in ks}
+    n_other = {k: position_curve[k]["transfer"]["n_items"] for k in ks}
+    lines.append("")
+    lines.append(f"Items per slot: {n} in-domain, {n_other} other templates.")
+    return "\n".join(lines)
+
+
+def paired_table(pairs: Mapping[str, Mapping[str, Any]]) -> str:
+    """Each comparison: accuracy difference (points, 95% interval), discordant rows, p-values."""
+    keys = list(next(iter(pairs.values())))
+    lines = [
+        "| comparison | " + " | ".join(keys) + " | discordant (pooled) | p McNemar | p bootstrap |",
+        "|---|" + "---|" * (len(keys) + 3),
+    ]
+    for name, entry in pairs.items():
+        cells = [
+            f"{100 * entry[key]['diff']:+.1f} [{100 * entry[key]['ci_low']:+.1f}, "
+            f"{100 * entry[key]['ci_high']:+.1f}]" + (" *" if entry[key]["significant"] else "")
+            for key in keys
+        ]
+        pooled = entry["pooled"]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {pooled['a_only']} vs {pooled['b_only']} | {pooled['p_mcnemar']:.3g}"
+            + f" | {pooled['p_bootstrap']:.3g} |"
+        )
+    lines.append("")
+    lines.append("Differences in accuracy points; * = the 95% interval lies above zero.")
+    return "\n".join(lines)
+
+
+def panel_table(
+    panel: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]],
+    strategies: Sequence[str],
+) -> str:
+    """Per strategy: worst regret against the oracle and where, mean regret, cells that regret."""
+    lines = [
+        "| strategy | worst regret (pts) | where | mean regret (pts) | cells regretting > 0.05 |",
+        "|---|---|---|---|---|",
+    ]
+    for name in strategies:
+        gaps = np.array(
+            [
+                cell[ORACLE] - cell[name]
+                for per_k in panel.values()
+                for laws in per_k.values()
+                for cell in laws.values()
+            ]
+        )
+        worst, where = max_regret(panel, name)
+        lines.append(
+            f"| {name} | {100 * worst:.2f} | {where} | {100 * gaps.mean():.2f} | "
+            f"{int(np.sum(gaps > 5e-4))} / {gaps.size} |"
+        )
+    return "\n".join(lines)
+
+
+def targets_list(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """One line per target: met or not met."""
+    return "\n".join(
+        f"- {name}: {'met' if target['met'] else 'NOT met'}" for name, target in results.items()
+    )
+
+
+def render(results: Mapping[str, Any], panel_strategies: Sequence[str]) -> str:
+    """Every table of the results, as Markdown."""
+    parts = []
+    if "position_curve" in results:
+        parts += ["### Position curves", curve_table(results["position_curve"])]
+    if "strategies" in results:
+        by_k = {f"K={k}": acc for k, acc in results["strategies_by_k"].items()}
+        table = {**by_k, "pooled": results["strategies"]}
+        parts += ["### Accuracy per strategy", markdown_table(table, list(table))]
+        for k, per_retriever in results["strategies_by_k_retriever"].items():
+            parts.append(markdown_table(per_retriever, [f"K={k} {r}" for r in per_retriever]))
+        parts += ["### Paired comparisons", paired_table(results["paired"])]
+        parts += ["### Targets", targets_list(results["targets"])]
+    parts += ["### Panel", panel_table(results["panel"], panel_strategies)]
+    return "\n\n".join(parts)

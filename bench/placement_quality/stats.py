@@ -1,7 +1,7 @@
 """Confidence intervals and paired comparisons for per-item correctness.
 
-Rows are (item, K, retriever) runs; the same item appears once per retriever, so rows are not
-independent. Both the accuracy interval and the paired comparison therefore resample *items*
+Rows are runs on items; should an item appear in several rows (say once per retriever), rows are
+not independent. Both the accuracy interval and the paired comparison therefore resample *items*
 (a cluster bootstrap), and McNemar's exact test on the discordant rows is reported beside it.
 """
 
