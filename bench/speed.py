@@ -6,9 +6,8 @@ Section 1 times the exact O(N·H) influence profile against the dense `matrix_po
 (and checks they agree), and the exact profile at N = 131072, H = 80. Section 2 times per-call
 placement at K = 20, 100 and 1000 on the same documents for bookend and for LangChain's and
 LlamaIndex's `LongContextReorder` and Haystack's `LostInTheMiddleRanker` (installed by
-`pip install -r bench/requirements.txt`; a missing framework is reported, not faked). The timers
-interleave the contenders and report medians, and the ratios are what to read: these machines are
-noisy.
+`pip install -r bench/requirements.txt`), with the documents and the interleaved timer of
+`bench/adapters.py`. The ratios are what to read: these machines are noisy.
 """
 
 from __future__ import annotations
@@ -22,9 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from adapters import corpus, frameworks, measure
 
 from bookend import Bookend
 from bookend.theory import influence_dense, influence_exact
+
+RANK_ONLY = "bookend rank-only (equal lengths)"
 
 
 def _median_seconds(fn: Callable[[], Any], *, number: int, repeat: int) -> float:
@@ -35,19 +37,6 @@ def _median_seconds(fn: Callable[[], Any], *, number: int, repeat: int) -> float
             fn()
         samples.append((time.perf_counter() - start) / number)
     return statistics.median(samples)
-
-
-def _interleaved(
-    contenders: dict[str, Callable[[], Any]], *, number: int, rounds: int
-) -> dict[str, float]:
-    """Median per-call seconds of each contender, timed in alternation to share the noise."""
-    for fn in contenders.values():
-        fn()  # warm caches and imports
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            samples[name].append(_median_seconds(fn, number=number, repeat=1))
-    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def bench_theory(quick: bool) -> dict[str, Any]:
@@ -71,80 +60,28 @@ def bench_theory(quick: bool) -> dict[str, Any]:
     }
 
 
-def _documents(k: int, rng: np.random.Generator) -> tuple[list[str], list[float]]:
-    words = "the telescope mirror cooled slowly while the sunshield blocked light".split()
-    texts = [
-        " ".join(rng.choice(words, size=int(n)).tolist()) for n in rng.integers(40, 200, size=k)
-    ]
-    return texts, rng.random(k).round(6).tolist()
-
-
-def _framework_contenders(texts: list[str], scores: list[float]) -> dict[str, Callable[[], Any]]:
-    out: dict[str, Callable[[], Any]] = {}
-    try:
-        from langchain_community.document_transformers import LongContextReorder as LCReorder
-        from langchain_core.documents import Document as LCDocument
-
-        lc_docs = [
-            LCDocument(page_content=t, metadata={"score": s})
-            for t, s in zip(texts, scores, strict=True)
-        ]
-        lc = LCReorder()
-        out["langchain LongContextReorder"] = lambda: lc.transform_documents(lc_docs)
-    except ImportError as exc:
-        print(f"  (langchain-community missing: {exc})")
-    try:
-        from llama_index.core.postprocessor import LongContextReorder as LIReorder
-        from llama_index.core.schema import NodeWithScore, TextNode
-
-        li_nodes = [
-            NodeWithScore(node=TextNode(text=t), score=s)
-            for t, s in zip(texts, scores, strict=True)
-        ]
-        li = LIReorder()
-        out["llama-index LongContextReorder"] = lambda: li.postprocess_nodes(li_nodes)
-    except ImportError as exc:
-        print(f"  (llama-index-core missing: {exc})")
-    try:
-        from haystack import Document as HSDocument
-        from haystack.components.rankers import LostInTheMiddleRanker
-
-        hs_docs = [HSDocument(content=t, score=s) for t, s in zip(texts, scores, strict=True)]
-        hs = LostInTheMiddleRanker()
-        out["haystack LostInTheMiddleRanker"] = lambda: hs.run(documents=hs_docs)
-    except ImportError as exc:
-        print(f"  (haystack-ai missing: {exc})")
-    return out
-
-
-def _bookend_contenders(texts: list[str], scores: list[float]) -> dict[str, Callable[[], Any]]:
+def _reorder_candidates(k: int) -> dict[str, Callable[[], Any]]:
+    texts, scores = corpus(k)
     placer: Bookend[str] = Bookend("llama-3.1-8b")
-    equal = [1] * len(texts)
+    equal = [1] * k
     return {
-        # Equal lengths: what the framework reorderers assume; a warm slot-weight cache.
-        "bookend rank-only (equal lengths)": lambda: placer.place(texts, scores, lengths=equal),
+        # Equal lengths, what the framework reorderers assume: a warm slot-weight cache.
+        RANK_ONLY: lambda: placer.place(texts, scores, lengths=equal),
         # Token counts differ, so every call runs the length-aware optimiser.
         "bookend token-aware (default)": lambda: placer.place(texts, scores),
+        **{f"{name} reorderer": calls["framework"] for name, calls in frameworks(k).items()},
     }
 
 
-def bench_reorder(quick: bool) -> dict[str, Any]:
-    rng = np.random.default_rng(0)
-    results: dict[str, Any] = {}
-    for k in (20, 100, 1000):
-        texts, scores = _documents(k, rng)
-        contenders = {**_bookend_contenders(texts, scores), **_framework_contenders(texts, scores)}
-        number = max(1, (20 if quick else 200) // max(1, k // 20))
-        rounds = 3 if quick else 7
-        times = _interleaved(contenders, number=number, rounds=rounds)
-        results[str(k)] = times
-    return results
+def bench_reorder(rounds: int) -> dict[str, dict[str, float]]:
+    """Per-call seconds at K = 20, 100 and 1000, bookend beside the framework reorderers."""
+    return {str(k): measure(_reorder_candidates(k), rounds) for k in (20, 100, 1000)}
 
 
 def _print_reorder(results: dict[str, Any]) -> None:
     for k, times in results.items():
         print(f"\nK = {k}: median per-call time (ratio = bookend rank-only / framework)")
-        ours = times["bookend rank-only (equal lengths)"]
+        ours = times[RANK_ONLY]
         for name, seconds in times.items():
             ratio = "" if name.startswith("bookend") else f"   ratio {ours / seconds:6.2f}"
             print(f"  {name:<36} {seconds * 1e6:10.1f} us{ratio}")
@@ -164,7 +101,7 @@ def main() -> None:
         f"max abs difference {d['max_abs_difference']:.2e}"
     )
     print(f"exact profile at N = 131072, H = 80: {theory['exact_n131072_h80_s']:.3f} s")
-    reorder = bench_reorder(args.quick)
+    reorder = bench_reorder(3 if args.quick else 7)
     _print_reorder(reorder)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

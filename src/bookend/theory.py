@@ -105,6 +105,18 @@ def _tail_poly_coefficients(depth: float, attn_share: float) -> tuple[float, ...
     return tuple(coeffs[::-1].tolist())
 
 
+def _leading_negligible(coeffs: tuple[float, ...], u_max: float) -> int:
+    """How many highest-degree coefficients (first in ``coeffs``) stay below ``1e-17 · c_0``
+    for every ``u <= u_max``; all terms are positive, so dropping them changes ``F`` by less."""
+    degree = len(coeffs) - 1
+    log_floor = math.log(1e-17 * coeffs[-1])
+    log_u = math.log(max(u_max, 1e-300))
+    for skipped, c in enumerate(coeffs):
+        if c > 0 and math.log(c) + (degree - skipped) * log_u >= log_floor:
+            return skipped
+    return degree
+
+
 def _as_unit_interval(x: npt.ArrayLike, name: str) -> FloatArray:
     arr = np.asarray(x, dtype=np.float64)
     if arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0):
@@ -122,7 +134,8 @@ def influence_cdf(x: npt.ArrayLike, depth: float, attn_share: float) -> FloatArr
         F(x) = x · sum_{m>=0} T_m u^m / m!,     T_m = sum_{k>m} w_k,
 
     a polynomial of degree ``floor(H) + 1`` with positive terms (no cancellation), evaluated by
-    Horner's rule: ``O(H)`` per point and independent of the sequence length.
+    Horner's rule: ``O(H)`` per point and independent of the sequence length. Terms that cannot
+    reach ``1e-17`` of the constant term at the largest ``u`` in the batch are skipped.
 
     Args:
         x: fractions of the sequence in ``[0, 1]`` (scalar or array).
@@ -138,7 +151,7 @@ def influence_cdf(x: npt.ArrayLike, depth: float, attn_share: float) -> FloatArr
     inner = (xs > 0.0) & (xs < 1.0)
     u = -np.log(np.where(inner, xs, 0.5))
     poly = np.zeros_like(u)
-    for c in coeffs:
+    for c in coeffs[_leading_negligible(coeffs, float(u.max(initial=0.0))) :]:
         poly = poly * u + c
     out = np.where(inner, xs * poly, 0.0)
     out = np.where(xs >= 1.0, 1.0, out)
