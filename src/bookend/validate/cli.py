@@ -116,6 +116,10 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 
 def _set_threads(threads: int | None) -> None:
+    # Idle OpenMP workers should sleep, not spin: on a shared machine, spinning threads of several
+    # processes starve each other (measured on the 2-core CI machine under load: a SmolLM2 forward
+    # pass took 21 s spinning, 4 s passive). Read when torch first loads, hence before the import.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
     torch.set_num_threads(threads or os.cpu_count() or 1)
