@@ -261,8 +261,12 @@ def _run_validate(args: argparse.Namespace) -> int:
     if args.plot:
         from bookend.validate.plot import plot_profile
 
-        title = f"{label}: N={args.tokens}, {settings.get('seeds', 1)} seed(s)"
-        plot_profile(report, args.plot, title=title)
+        if args.weights is not None:
+            spread, band = f"{settings['inputs']} text windows", "window band"
+        else:
+            spread, band = f"{args.seeds} seeds x {settings['inputs']} input(s)", "seed band"
+        title = f"{label}: N={args.tokens}, {spread}, {args.probes} probes"
+        plot_profile(report, args.plot, title=title, band_label=band)
     if args.profile_out:
         metadata = {"settings": settings, "fit": report["fit"], "nominal": report["nominal"]}
         runner.measured_profile(measurement, label=label, metadata=metadata).save(args.profile_out)

@@ -22,7 +22,9 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_profile(report: dict[str, Any], path: str | Path, *, title: str) -> Path:
+def plot_profile(
+    report: dict[str, Any], path: str | Path, *, title: str, band_label: str = "seed band"
+) -> Path:
     """Measured per-position profile with its band, nominal and fitted theory, on log axes.
 
     Positions ``1..N-1`` are drawn (the final token is reported separately, as in the metrics);
@@ -39,7 +41,7 @@ def plot_profile(report: dict[str, Any], path: str | Path, *, title: str) -> Pat
     if zone is not None:
         ax.axvspan(zone[0] * n, n - 1, color="0.9", label="dead zone (fit)")
     low, high = np.asarray(report["band_low"])[:-1], np.asarray(report["band_high"])[:-1]
-    ax.fill_between(pos, low / head, high / head, color="tab:blue", alpha=0.25, label="seed band")
+    ax.fill_between(pos, low / head, high / head, color="tab:blue", alpha=0.25, label=band_label)
     ax.plot(pos, measured[:-1] / head, color="tab:blue", lw=1.2, label="measured")
     for key, colour, style in (("nominal", "tab:gray", "--"), ("fit", "tab:red", "-")):
         block = report[key]
