@@ -117,3 +117,10 @@ def test_resolve_profile_accepts_every_model_form() -> None:
         resolve_profile(12)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="prefix_tokens"):
         Layout(prefix_tokens=-1)
+
+
+def test_density_shape_flag_selects_the_placement_search() -> None:
+    assert LLAMA.density_non_increasing
+    assert TabulatedProfile(weights=(5.0, 3.0, 3.0, 1.0, 9.0)).density_non_increasing
+    assert not TabulatedProfile(weights=(5.0, 1.0, 2.0, 1.0, 9.0)).density_non_increasing
+    assert not resolve_profile("liu2023:gpt-3.5-turbo").density_non_increasing

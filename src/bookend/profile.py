@@ -85,6 +85,16 @@ class InfluenceProfile(ABC):
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         """Mass on ``[0, x]``: non-decreasing, 0 at 0 and 1 at 1 (the final token included)."""
 
+    @property
+    def density_non_increasing(self) -> bool:
+        """Whether the density never rises from front to back, apart from the final token.
+
+        Then chunks ordered by relevance per token (Smith's rule), with the best chunk for the
+        final slot, is the right start for placement and one local search suffices. ``False``
+        unless a profile knows better.
+        """
+        return False
+
     def chunk_weights(self, lengths: npt.ArrayLike, layout: Layout | None = None) -> FloatArray:
         """Mean influence density of chunks laid end to end in the given order.
 
@@ -141,6 +151,11 @@ class TheoryProfile(InfluenceProfile):
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         return influence_cdf(x, self.spec.depth, self.spec.alpha)
 
+    @property
+    def density_non_increasing(self) -> bool:
+        """Always: every ``(ln 1/x)^(k-1)`` term decreases; the delta sits on the final token."""
+        return True
+
 
 ProfileKind: TypeAlias = Literal["position", "slot"]
 
@@ -192,6 +207,11 @@ class TabulatedProfile(InfluenceProfile):
     @property
     def name(self) -> str:
         return self.label
+
+    @property
+    def density_non_increasing(self) -> bool:
+        """Whether the weights never rise, the final bin (which holds the final token) aside."""
+        return bool(np.all(np.diff(self.weights[:-1]) <= 0))
 
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         knots, cum = self._knots
