@@ -57,9 +57,10 @@ validator: $(SMOLLM2_STAMP)
 	$(BIN)/bookend validate gpt2 --tokens 1024 --seeds 2 --probes 8 --json bench/validator/gpt2-n1024.json --plot bench/figures/validate-gpt2-n1024.png
 	$(BIN)/bookend validate gpt2 --tokens 512 --seeds 8 --probes 8 --json bench/validator/gpt2-n512.json --plot bench/figures/validate-gpt2-n512.png
 	$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 4 --probes 8 --rope-compare --json bench/validator/qwen2-0.5b-n512.json --plot bench/figures/validate-qwen2-0.5b-n512.png
-	$(foreach w,128 256 448,$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 2 --probes 8 --width $(w) --json bench/validator/qwen2-0.5b-n512-width$(w).json &&) true
+	$(foreach w,256 448,$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 2 --probes 8 --width $(w) --json bench/validator/qwen2-0.5b-n512-width$(w).json &&) true
+	$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 8 --probes 8 --width 128 --json bench/validator/qwen2-0.5b-n512-width128.json
 	$(BIN)/bookend validate --weights smollm2 --tokens 512 --inputs 4 --probes 8 --json bench/validator/smollm2-135m-weights-n512.json --plot bench/figures/validate-smollm2-135m-weights-n512.png --profile-out bench/validator/smollm2-135m-position-profile.json
-	$(BIN)/bookend calibrate --weights smollm2 --docs 10 --items 20 --out bench/validator/smollm2-135m-slot-profile.json --json bench/validator/smollm2-135m-calibrate.json --plot bench/figures/calibrate-smollm2-135m-k10.png
+	$(BIN)/bookend calibrate --weights smollm2 --docs 10 --items 16 --out bench/validator/smollm2-135m-slot-profile.json --json bench/validator/smollm2-135m-calibrate.json --plot bench/figures/calibrate-smollm2-135m-k10.png
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
