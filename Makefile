@@ -56,6 +56,7 @@ $(SMOLLM2_STAMP): $(DEV_STAMP)
 validator: $(SMOLLM2_STAMP)
 	$(BIN)/bookend validate gpt2 --tokens 1024 --seeds 2 --probes 8 --json bench/validator/gpt2-n1024.json --plot bench/figures/validate-gpt2-n1024.png
 	$(BIN)/bookend validate gpt2 --tokens 512 --seeds 8 --probes 8 --json bench/validator/gpt2-n512.json --plot bench/figures/validate-gpt2-n512.png
+	$(BIN)/bookend validate gpt2 --tokens 512 --seeds 24 --probes 8 --json bench/validator/gpt2-n512-24seeds.json --plot bench/figures/validate-gpt2-n512-24seeds.png
 	$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 4 --probes 8 --rope-compare --json bench/validator/qwen2-0.5b-n512.json --plot bench/figures/validate-qwen2-0.5b-n512.png
 	$(foreach w,256 448,$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 2 --probes 8 --width $(w) --json bench/validator/qwen2-0.5b-n512-width$(w).json &&) true
 	$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 8 --probes 8 --width 128 --json bench/validator/qwen2-0.5b-n512-width128.json
