@@ -20,6 +20,7 @@ from bookend.profile import Layout, available_profile_presets, resolve_profile
 from bookend.reorder import DEFAULT_MODEL, Bookend
 from bookend.spec import available_presets
 from bookend.theory import components
+from bookend.validate.cli import register as register_validate
 
 __all__ = ["build_parser", "main"]
 
@@ -250,12 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("presets", help="list model presets and published curves")
     pre.set_defaults(func=_cmd_presets)
 
-    try:
-        from bookend.validate.cli import register
-    except ModuleNotFoundError:  # the validate subpackage is being written alongside
-        pass
-    else:
-        register(sub)
+    register_validate(sub)
     return parser
 
 
