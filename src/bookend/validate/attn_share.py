@@ -12,12 +12,13 @@ hook sees it before that norm.)
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import torch
+
+from bookend.validate.hooks import HookScope
 
 __all__ = ["AttentionShareRecorder", "decoder_layers"]
 
@@ -46,7 +47,7 @@ def _attention_of(layer: torch.nn.Module) -> torch.nn.Module:
     raise ValueError(f"cannot find the attention module of layer={type(layer).__name__}")
 
 
-class AttentionShareRecorder:
+class AttentionShareRecorder(HookScope):
     """Context manager recording ``alpha_l`` for every layer during forward passes.
 
     Example:
@@ -60,7 +61,7 @@ class AttentionShareRecorder:
         self._inputs: list[torch.Tensor | None] = [None] * len(self._layers)
         self._sums = np.zeros(len(self._layers))
         self._counts = np.zeros(len(self._layers))
-        self._handles: list[torch.utils.hooks.RemovableHandle] = []
+        super().__init__()
 
     def __enter__(self) -> AttentionShareRecorder:
         for index, layer in enumerate(self._layers):
@@ -69,16 +70,6 @@ class AttentionShareRecorder:
             )
             self._handles.append(_attention_of(layer).register_forward_hook(self._hook(index)))
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
 
     def _pre_hook(self, index: int) -> Any:
         def hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

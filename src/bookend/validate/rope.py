@@ -8,10 +8,11 @@ paper's claim that the profile's shape comes from causal averaging, not from the
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 import torch
+
+from bookend.validate.hooks import HookScope
 
 __all__ = ["RopeOff", "rotary_modules"]
 
@@ -26,7 +27,7 @@ def _identity_rotation(_module: torch.nn.Module, _args: Any, output: Any) -> Any
     return (torch.ones_like(cos), torch.zeros_like(sin), *output[2:])
 
 
-class RopeOff:
+class RopeOff(HookScope):
     """Context manager making every rotary embedding of ``model`` the identity rotation.
 
     Raises:
@@ -39,18 +40,8 @@ class RopeOff:
             raise ValueError(
                 f"model={type(model).__name__} has no rotary position embeddings to switch off"
             )
-        self._handles: list[torch.utils.hooks.RemovableHandle] = []
+        super().__init__()
 
     def __enter__(self) -> RopeOff:
         self._handles = [m.register_forward_hook(_identity_rotation) for m in self._modules]
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
