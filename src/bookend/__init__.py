@@ -17,7 +17,13 @@ from bookend.profile import (
     load_profile,
     resolve_profile,
 )
-from bookend.reorder import DEFAULT_MODEL, Bookend, relevance_from_scores, reorder
+from bookend.reorder import (
+    DEFAULT_MODEL,
+    PLACEMENT_OPTIONS,
+    Bookend,
+    relevance_from_scores,
+    reorder,
+)
 from bookend.result import ChunkSlot, Placement
 from bookend.spec import ModelSpec, available_presets
 
@@ -25,6 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "PLACEMENT_OPTIONS",
     "STRATEGIES",
     "Bookend",
     "ChunkSlot",

@@ -24,6 +24,7 @@ from bookend.tokens import TokenCounterLike, make_token_counter
 
 __all__ = [
     "DEFAULT_MODEL",
+    "PLACEMENT_OPTIONS",
     "Bookend",
     "relevance_from_scores",
     "reorder",
@@ -36,6 +37,19 @@ T = TypeVar("T")
 DEFAULT_MODEL = "llama-3.1-8b"
 
 Getter = Callable[[Any], Any] | str | None
+
+#: The keyword settings of :class:`Bookend` that framework adapters mirror as their own fields
+#: (``model``, ``text`` and ``source`` are adapter-specific).
+PLACEMENT_OPTIONS = (
+    "strategy",
+    "distance",
+    "budget",
+    "repeat_top",
+    "prefix_tokens",
+    "suffix_tokens",
+    "token_counter",
+    "exact_max_k",
+)
 
 
 def relevance_from_scores(

@@ -12,7 +12,15 @@ from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransfo
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
-from bookend import DEFAULT_MODEL, Bookend, InfluenceProfile, ModelSpec, Placement, Strategy
+from bookend import (
+    DEFAULT_MODEL,
+    PLACEMENT_OPTIONS,
+    Bookend,
+    InfluenceProfile,
+    ModelSpec,
+    Placement,
+    Strategy,
+)
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
@@ -92,16 +100,9 @@ class BookendReorder(
         source_key = self.source_key
         self._placer = Bookend(
             self.model,
-            strategy=self.strategy,
-            distance=self.distance,
-            budget=self.budget,
-            repeat_top=self.repeat_top,
-            prefix_tokens=self.prefix_tokens,
-            suffix_tokens=self.suffix_tokens,
-            token_counter=self.token_counter,
+            **{name: getattr(self, name) for name in PLACEMENT_OPTIONS},
             text=_page_content,
             source=None if source_key is None else lambda d: d.metadata.get(source_key),
-            exact_max_k=self.exact_max_k,
         )
 
     def scores(self, documents: Sequence[Document]) -> list[float | None]:

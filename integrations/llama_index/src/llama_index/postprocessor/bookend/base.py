@@ -9,7 +9,15 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from bookend import DEFAULT_MODEL, Bookend, InfluenceProfile, ModelSpec, Placement, Strategy
+from bookend import (
+    DEFAULT_MODEL,
+    PLACEMENT_OPTIONS,
+    Bookend,
+    InfluenceProfile,
+    ModelSpec,
+    Placement,
+    Strategy,
+)
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 
@@ -73,16 +81,9 @@ class BookendNodePostprocessor(BaseNodePostprocessor):
         source_key = self.source_key
         self._placer = Bookend(
             self.model,
-            strategy=self.strategy,
-            distance=self.distance,
-            budget=self.budget,
-            repeat_top=self.repeat_top,
-            prefix_tokens=self.prefix_tokens,
-            suffix_tokens=self.suffix_tokens,
-            token_counter=self.token_counter,
+            **{name: getattr(self, name) for name in PLACEMENT_OPTIONS},
             text=_llm_text,
             source=None if source_key is None else lambda n: n.node.metadata.get(source_key),
-            exact_max_k=self.exact_max_k,
         )
 
     @classmethod
