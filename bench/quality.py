@@ -160,7 +160,7 @@ def summarise(results: dict[str, Any]) -> None:
         k: report.accuracies_by(report.select(rows, k=int(k)), "retriever")
         for k in results["strategies_by_k"]
     }
-    ours = ["bookend-calibrated", "bookend-transfer", "bookend-jacobian", "bookend-theory"]
+    ours = [name for name in report.strategy_names(rows) if name.startswith("bookend")]
     results["paired"] = report.comparisons(
         rows, ours, [*report.FRAMEWORK_NAMES, "retrieval", "reversed"]
     )

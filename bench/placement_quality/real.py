@@ -33,6 +33,9 @@ from placement_quality.strategies import (
     oracle_strategy,
 )
 
+THEORY = "bookend-theory"
+CALIBRATED = "bookend-calibrated"
+RANK_ONLY = "rankonly"
 #: The default theory spec for SmolLM2-135M (30 layers) among bookend's presets.
 THEORY_PRESET = "smollm2-135m"
 EVAL_FAMILIES = ("birthplace", "access_code")
@@ -89,7 +92,7 @@ def profiles_for(curves: Curves, k: int, settings: RealSettings) -> dict[str, In
     """The calibrated and transfer slot profiles at K, as ``bookend calibrate`` writes them."""
     common = {"weights": "smollm2", "docs": k, "seed": settings.k_seed(k), "split": "calibration"}
     return {
-        "bookend-calibrated": calibrated_profile(
+        CALIBRATED: calibrated_profile(
             curves.calibrated[k],
             f"smollm2 calibrated K={k}",
             families=list(EVAL_FAMILIES),
@@ -147,8 +150,11 @@ def strategies_at(
     rank_probs: Sequence[float],
 ) -> dict[str, Strategy]:
     """Every strategy of the real runs at K (the oracle for one retriever's rank law)."""
-    out: dict[str, Strategy] = {"bookend-theory": bookend_strategy(THEORY_PRESET)}
+    out: dict[str, Strategy] = {THEORY: bookend_strategy(THEORY_PRESET)}
     out.update({name: bookend_strategy(profile) for name, profile in profiles.items()})
+    # The same two profiles without the token lengths: does the length-aware objective help?
+    out[f"{THEORY}-{RANK_ONLY}"] = bookend_strategy(THEORY_PRESET, rank_only=True)
+    out[f"{CALIBRATED}-{RANK_ONLY}"] = bookend_strategy(profiles[CALIBRATED], rank_only=True)
     out.update(fixed_strategies())
     out["oracle"] = oracle_strategy(rank_probs, curve.accuracy)
     return out

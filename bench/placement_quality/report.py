@@ -244,5 +244,13 @@ def render(results: Mapping[str, Any], panel_strategies: Sequence[str]) -> str:
             parts.append(markdown_table(per_retriever, [f"K={k} {r}" for r in per_retriever]))
         parts += ["### Paired comparisons", paired_table(results["paired"])]
         parts += ["### Targets", targets_list(results["targets"])]
-    parts += ["### Panel", panel_table(results["panel"], panel_strategies)]
+    panel = results["panel"]
+    groups = {
+        "published curves (Liu et al. 2023)": [m for m in panel if m.startswith("liu2023:")],
+        "SmolLM2 curves measured here": [m for m in panel if not m.startswith("liu2023:")],
+    }
+    for title, models in groups.items():
+        if models:
+            subset = {m: panel[m] for m in models}
+            parts += [f"### Panel: {title}", panel_table(subset, panel_strategies)]
     return "\n\n".join(parts)

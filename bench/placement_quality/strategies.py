@@ -23,12 +23,17 @@ Strategy = Callable[[Sequence[float], Sequence[float]], list[int]]
 FIXED_NAMES = ("langchain", "llamaindex", "haystack", "retrieval", "reversed")
 
 
-def bookend_strategy(model: bookend.ModelLike) -> Strategy:
-    """``bookend.reorder`` with the given model (a preset, spec, profile or profile path)."""
+def bookend_strategy(model: bookend.ModelLike, *, rank_only: bool = False) -> Strategy:
+    """``bookend.reorder`` with the given model (a preset, spec, profile or profile path).
+
+    ``rank_only=True`` hides the token lengths (every chunk counts as one equal slot), so bookend
+    sorts chunks by relevance into slots by weight: a diagnostic of what the lengths change.
+    """
     placer: bookend.Bookend[int] = bookend.Bookend(model)
 
     def order(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
-        return list(placer.place(list(range(len(scores))), scores, lengths=lengths).order)
+        seen = [1.0] * len(lengths) if rank_only else lengths
+        return list(placer.place(list(range(len(scores))), scores, lengths=seen).order)
 
     return order
 
