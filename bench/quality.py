@@ -13,8 +13,8 @@ Writes ``bench/quality.json`` and ``bench/figures/quality_*.png``, prints the ta
 repository root::
 
     pip install -r bench/requirements.txt
-    python bench/quality.py            # default, about 40 minutes on 2 cores
-    python bench/quality.py --quick    # a few minutes
+    python bench/quality.py            # default, about 35 minutes on 2 shared cores
+    python bench/quality.py --quick    # under 3 minutes
     python bench/quality.py --panel-only
 """
 
