@@ -17,6 +17,7 @@ from bookend import (
     TheoryProfile,
     available_profile_presets,
     load_profile,
+    reorder,
     resolve_profile,
 )
 from bookend.theory import influence_cdf
@@ -124,3 +125,15 @@ def test_density_shape_flag_selects_the_placement_search() -> None:
     assert TabulatedProfile(weights=(5.0, 3.0, 3.0, 1.0, 9.0)).density_non_increasing
     assert not TabulatedProfile(weights=(5.0, 1.0, 2.0, 1.0, 9.0)).density_non_increasing
     assert not resolve_profile("liu2023:gpt-3.5-turbo").density_non_increasing
+
+
+def test_slot_profiles_weigh_document_slots_whatever_the_token_lengths() -> None:
+    slots = TabulatedProfile(weights=(0.6, 0.3, 0.2, 0.9), kind="slot")
+    assert slots.per_document
+    assert not LLAMA.per_document
+    uneven = slots.chunk_weights([500, 10, 40, 3], Layout(prefix_tokens=80, suffix_tokens=20))
+    np.testing.assert_allclose(uneven, slots.slot_weights(4))
+    # The best chunk goes to the strongest slot even when it is long and a runner-up is short.
+    placement = reorder(list("abcd"), [0.9, 0.8, 0.2, 0.1], model=slots, lengths=[400, 5, 50, 50])
+    assert placement.order[-1] == 0
+    assert placement.order[0] == 1

@@ -166,7 +166,7 @@ def exact_order(
     value of placing the set ``T`` first, since a chunk's span depends only on the total length
     before it. Chunks of one group enter only after their predecessors in that group.
     """
-    lay = layout or Layout()
+    lengths, lay = profile.placement_frame(lengths, layout)
     k = relevance.size
     if k == 0:
         return np.zeros(0, dtype=np.int64)
@@ -322,7 +322,7 @@ def local_search(
     evaluated (best improvement first); above it, odd-even adjacent-swap passes. Moves that would
     reorder chunks of one group are never taken. The result is never worse than ``start``.
     """
-    lay = layout or Layout()
+    lengths, lay = profile.placement_frame(lengths, layout)
     group_id = _group_ranks(groups, start.size)
     cur = _adjacent_swap_passes(start, relevance, lengths, profile, lay, group_id)
     if cur.size > FULL_NEIGHBOURHOOD_MAX_K or cur.size < 3:
@@ -372,7 +372,7 @@ def optimal_order(
         groups: per chunk a hashable group key or ``None``; chunks with one key keep their
             relative input order.
     """
-    lay = layout or Layout()
+    lengths, lay = profile.placement_frame(lengths, layout)
     k = relevance.size
     if k <= 1:
         return np.arange(k, dtype=np.int64)

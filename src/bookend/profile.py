@@ -86,6 +86,27 @@ class InfluenceProfile(ABC):
         """Mass on ``[0, x]``: non-decreasing, 0 at 0 and 1 at 1 (the final token included)."""
 
     @property
+    def per_document(self) -> bool:
+        """Whether the weights belong to document slots rather than to token positions.
+
+        A per-document profile (for example the accuracy of a model with the answer in slot
+        ``k`` of ``K``) gives the chunk in slot ``k`` slot ``k``'s weight whatever its token length
+        and whatever surrounds the chunks: see :meth:`placement_frame`.
+        """
+        return False
+
+    def placement_frame(
+        self, lengths: npt.ArrayLike, layout: Layout | None = None
+    ) -> tuple[FloatArray, Layout]:
+        """The lengths and layout placement works in: unit lengths and no surrounding text for a
+        :attr:`per_document` profile (spreading a slot's weight over tokens would hand a short
+        chunk in a strong slot the weight of the whole slot), the given ones otherwise."""
+        lens = np.asarray(lengths, dtype=np.float64)
+        if self.per_document:
+            return np.ones(lens.size), Layout()
+        return lens, layout or Layout()
+
+    @property
     def density_non_increasing(self) -> bool:
         """Whether the density never rises from front to back, apart from the final token.
 
@@ -100,10 +121,10 @@ class InfluenceProfile(ABC):
 
         Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i``; the
         sequence length is ``N = prefix + sum(l) + suffix``. Its weight is
-        ``(F(e_i / N) - F(s_i / N)) / (l_i / N)``.
+        ``(F(e_i / N) - F(s_i / N)) / (l_i / N)``, taken in the :meth:`placement_frame` (unit
+        lengths and no surrounding text for a :attr:`per_document` profile).
         """
-        lay = layout or Layout()
-        lens = np.asarray(lengths, dtype=np.float64)
+        lens, lay = self.placement_frame(lengths, layout)
         if lens.size == 0:
             return np.zeros(0)
         total = lay.prefix_tokens + lens.sum() + lay.suffix_tokens
@@ -207,6 +228,11 @@ class TabulatedProfile(InfluenceProfile):
     @property
     def name(self) -> str:
         return self.label
+
+    @property
+    def per_document(self) -> bool:
+        """``kind="slot"`` profiles are measured per document slot."""
+        return self.kind == "slot"
 
     @property
     def density_non_increasing(self) -> bool:
