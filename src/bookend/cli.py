@@ -16,7 +16,7 @@ import numpy as np
 from bookend.corpus import load_demo_corpus
 from bookend.placement import STRATEGIES
 from bookend.plot import matplotlib_available, plot_placement
-from bookend.profile import Layout, available_profile_presets, resolve_profile
+from bookend.profile import Layout, TheoryProfile, available_profile_presets, resolve_profile
 from bookend.reorder import DEFAULT_MODEL, Bookend
 from bookend.spec import available_presets
 from bookend.theory import components
@@ -97,9 +97,8 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         "chunk_tokens": args.chunk_tokens,
         "slot_weights": weights.tolist(),
     }
-    spec = getattr(profile, "spec", None)
-    if spec is not None:
-        comp = components(spec.depth, spec.alpha)
+    if isinstance(profile, TheoryProfile):
+        comp = components(profile.spec.depth, profile.spec.alpha)
         report["components"] = {
             "recency_delta": comp.recency_delta,
             "primacy_mass_first_10pct": comp.primacy_mass,

@@ -153,6 +153,16 @@ def _group_ranks(groups: Sequence[Hashable | None] | None, k: int) -> IntArray |
     return out
 
 
+@lru_cache(maxsize=32)
+def _subsets_by_size(k: int) -> tuple[IntArray, ...]:
+    """The bit masks of the subsets of ``k`` chunks with 1, 2, ..., ``k`` members."""
+    subsets = np.arange(1 << k)
+    popcount = np.zeros(1 << k, dtype=np.int64)
+    for j in range(k):
+        popcount += (subsets >> j) & 1
+    return tuple(subsets[popcount == size] for size in range(1, k + 1))
+
+
 def exact_order(
     relevance: FloatArray,
     lengths: FloatArray,
@@ -171,10 +181,6 @@ def exact_order(
     if k == 0:
         return np.zeros(0, dtype=np.int64)
     cdf, total = _subset_cdf(profile, lay, tuple(float(v) for v in lengths))
-    subsets = np.arange(1 << k)
-    popcount = np.zeros(1 << k, dtype=np.int64)
-    for j in range(k):
-        popcount += (subsets >> j) & 1
     pred = np.zeros(k, dtype=np.int64)
     group_id = _group_ranks(groups, k)
     if group_id is not None:
@@ -186,8 +192,7 @@ def exact_order(
     dp = np.full(1 << k, -np.inf)
     dp[0] = 0.0
     choice = np.full(1 << k, -1, dtype=np.int64)
-    for size in range(1, k + 1):
-        targets = subsets[popcount == size]
+    for targets in _subsets_by_size(k):
         best = np.full(targets.size, -np.inf)
         arg = np.full(targets.size, -1, dtype=np.int64)
         for j in range(k):

@@ -13,6 +13,7 @@ linear CDF), which saves to and loads from a versioned JSON file.
 
 from __future__ import annotations
 
+import difflib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -339,8 +340,6 @@ def _published_profile(name: str) -> TabulatedProfile:
     key = name.split(":", 1)[1].strip().lower()
     curves = _published_curves()
     if key not in curves:
-        import difflib
-
         close = difflib.get_close_matches(key, curves, n=3, cutoff=0.3)
         hint = f"; did you mean {', '.join(repr('liu2023:' + c) for c in close)}?" if close else ""
         raise ValueError(f"unknown published curve model={name!r}{hint}")
