@@ -71,7 +71,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
 ) -> None:
     out, report = measured / "refit.json", measured / "holdout.json"
     argv = ["calibrate", "--outcomes", str(measured / "report.json"), "--out", str(out)]
-    argv += ["--metric", "candidate_prob"]
+    argv += ["--metric", "candidate_prob", "--slots-out", str(measured / "table.json")]
     argv += ["--holdout-docs", "3", "--holdout-filler", "1-2", "--target", "candidate_prob"]
     assert _run([*argv, "--json", str(report)]) == 0
     printed = capsys.readouterr().out
@@ -90,7 +90,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
         "uniform",
     }
     assert data["fit"]["target"] == "candidate_prob"
-    assert len(TabulatedProfile.load(measured / "refit-slots.json").weights) == 2
+    assert len(TabulatedProfile.load(measured / "table.json").weights) == 2
     assert isinstance(load_profile(out), FittedProfile)
 
 

@@ -116,6 +116,7 @@ def _add_calibrate(subparsers: Any) -> None:
         required=True,
         help="write the fitted profile JSON here (the slot table goes to <stem>-slots.json)",
     )
+    p.add_argument("--slots-out", help="write the slot table here instead of <out stem>-slots.json")
     p.add_argument(
         "--docs", type=int, nargs="+", default=[10], help="documents per item, K (default 10)"
     )
@@ -450,7 +451,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         metadata={"settings": settings, "cells": report["cells"]},
     )
     out = Path(args.out)
-    table.save(out.with_name(f"{out.stem}-slots.json"))
+    table.save(args.slots_out or out.with_name(f"{out.stem}-slots.json"))
 
     from bookend.validate.fit_profile import fit_outcomes
 
