@@ -73,6 +73,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
     argv = ["calibrate", "--outcomes", str(measured / "report.json"), "--out", str(out)]
     argv += ["--metric", "candidate_prob", "--slots-out", str(measured / "table.json")]
     argv += ["--holdout-docs", "3", "--holdout-filler", "1-2", "--target", "candidate_prob"]
+    argv += ["--compare", "liu2023:gpt-3.5-turbo"]
     assert _run([*argv, "--json", str(report)]) == 0
     printed = capsys.readouterr().out
     assert "fitted - table" in printed
@@ -88,6 +89,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
         "fitted (slope 1)",
         "slot table (stretched)",
         "uniform",
+        "liu2023:gpt-3.5-turbo",
     }
     assert data["fit"]["target"] == "candidate_prob"
     assert len(TabulatedProfile.load(measured / "table.json").weights) == 2

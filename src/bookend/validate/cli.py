@@ -148,6 +148,13 @@ def _add_calibrate(subparsers: Any) -> None:
     )
     p.add_argument("--holdout-docs", type=int, nargs="+", default=[], metavar="K")
     p.add_argument("--holdout-filler", type=_filler_range, nargs="+", default=[], metavar="LO-HI")
+    p.add_argument(
+        "--compare",
+        nargs="+",
+        default=[],
+        metavar="MODEL",
+        help="also score these profiles (JSON paths, presets) on the held-back cells",
+    )
     p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     p.add_argument("--json", dest="json_path", help="write the JSON report (with outcomes) here")
     p.add_argument("--plot", help="write the PNG slot curves of the slot table here")
@@ -460,10 +467,12 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     print(fit.summary())
     report["fit"] = fit.to_json()
     if held:
+        from bookend.profile import resolve_profile
         from bookend.validate.holdout import heldback_report, heldback_summary
 
         heldback = [o for c in sorted(held) for o in cells[c]]
-        report["holdout"] = heldback_report(fit, table, train, heldback)
+        others = {name: resolve_profile(name) for name in args.compare}
+        report["holdout"] = heldback_report(fit, table, train, heldback, others)
         print(heldback_summary(report["holdout"]))
     if args.json_path:
         _write_json(args.json_path, report)

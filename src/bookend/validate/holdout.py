@@ -122,19 +122,21 @@ def heldback_report(
     table: TabulatedProfile,
     train: Sequence[SlotOutcome],
     heldback: Sequence[SlotOutcome],
+    others: Mapping[str, InfluenceProfile] | None = None,
 ) -> dict[str, Any]:
-    """Score the fitted profile, the stretched slot table and the uniform profile on held-back
-    outcomes (module docstring); JSON-ready."""
+    """Score the fitted profile, the stretched slot table, the uniform profile and any
+    ``others`` (each with its own slope) on held-back outcomes (module docstring); JSON-ready."""
     if not heldback or not train:
         raise ValueError("both train and heldback outcomes are needed")
     floored = _floored_table(table)
     uniform = TabulatedProfile(weights=(1.0,), kind="slot", label="uniform")
-    candidates: Mapping[str, tuple[InfluenceProfile, float | None]] = {
+    candidates: dict[str, tuple[InfluenceProfile, float | None]] = {
         "fitted": (fit.profile, None),
         "fitted (slope 1)": (fit.profile, 1.0),
         "slot table (stretched)": (floored, None),
         "uniform": (uniform, 0.0),
     }
+    candidates.update({name: (p, None) for name, p in (others or {}).items()})
     scores = {name: _score(p, train, heldback, slope) for name, (p, slope) in candidates.items()}
     y = outcome_values(heldback, "correct")
     items = np.array([o.item_id for o in heldback], dtype=np.int64)
@@ -173,7 +175,7 @@ def heldback_summary(report: Mapping[str, Any]) -> str:
     ]
     for name, s in report["profiles"].items():
         lines.append(
-            f"  {name:<24} log-lik/outcome {s['log_likelihood_per_outcome']:.4f}  "
+            f"  {name:<28} log-lik/outcome {s['log_likelihood_per_outcome']:.4f}  "
             f"Brier {s['brier']:.4f}  slope {s['slope']:.3g}"
         )
     d = report["fitted_minus_table"]
