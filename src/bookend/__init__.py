@@ -6,6 +6,7 @@
 ('second', 'best')
 """
 
+from bookend.fitted import FittedProfile
 from bookend.placement import STRATEGIES, Strategy
 from bookend.profile import (
     InfluenceProfile,
@@ -35,6 +36,7 @@ __all__ = [
     "STRATEGIES",
     "Bookend",
     "ChunkSlot",
+    "FittedProfile",
     "InfluenceProfile",
     "Layout",
     "ModelLike",

@@ -318,14 +318,7 @@ class TabulatedProfile(InfluenceProfile):
     @classmethod
     def load(cls, path: str | Path) -> TabulatedProfile:
         """Read a profile written by :meth:`save`."""
-        source = Path(path)
-        try:
-            data = json.loads(source.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ValueError(f"profile file not found: path={str(path)!r}") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"profile file is not JSON: path={str(path)!r} ({exc})") from None
-        return cls.from_json(data)
+        return cls.from_json(_read_json(path))
 
     def __hash__(self) -> int:
         return self._hash
@@ -336,9 +329,24 @@ class TabulatedProfile(InfluenceProfile):
         return (self.weights, self.kind) == (other.weights, other.kind)
 
 
-def load_profile(path: str | Path) -> TabulatedProfile:
-    """Read a profile JSON file (see :meth:`TabulatedProfile.save`)."""
-    return TabulatedProfile.load(path)
+def _read_json(path: str | Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"profile file not found: path={str(path)!r}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"profile file is not JSON: path={str(path)!r} ({exc})") from None
+
+
+def load_profile(path: str | Path) -> InfluenceProfile:
+    """Read a profile JSON file: a measured table (:meth:`TabulatedProfile.save`) or, for
+    ``"kind": "fitted"``, a fitted profile (:meth:`bookend.fitted.FittedProfile.save`)."""
+    data = _read_json(path)
+    if isinstance(data, Mapping) and data.get("kind") == "fitted":
+        from bookend.fitted import FittedProfile  # fitted builds on this module
+
+        return FittedProfile.from_json(data)
+    return TabulatedProfile.from_json(data)
 
 
 def _published_curves() -> dict[str, dict[str, Any]]:
