@@ -6,24 +6,20 @@
 ('second', 'best')
 """
 
-from bookend.placement import STRATEGIES, Strategy
-from bookend.profile import (
-    InfluenceProfile,
-    Layout,
-    ModelLike,
-    TabulatedProfile,
-    TheoryProfile,
-    available_profile_presets,
-    load_profile,
-    resolve_profile,
-)
-from bookend.reorder import (
+from bookend.annotations import SLOT_KEY, WEIGHT_KEY, first_slot_annotations, slot_annotations
+from bookend.config import (
     DEFAULT_MODEL,
     PLACEMENT_OPTIONS,
-    Bookend,
-    relevance_from_scores,
-    reorder,
+    LengthsMode,
+    ModelLike,
+    PlacementConfig,
+    resolve_profile,
 )
+from bookend.layout import Layout
+from bookend.placement import STRATEGIES, Strategy
+from bookend.profile import InfluenceProfile, TabulatedProfile, TheoryProfile, load_profile
+from bookend.published import available_profile_presets
+from bookend.reorder import Bookend, relevance_from_scores, reorder
 from bookend.result import ChunkSlot, Placement
 from bookend.spec import ModelSpec, available_presets
 
@@ -32,22 +28,28 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MODEL",
     "PLACEMENT_OPTIONS",
+    "SLOT_KEY",
     "STRATEGIES",
+    "WEIGHT_KEY",
     "Bookend",
     "ChunkSlot",
     "InfluenceProfile",
     "Layout",
+    "LengthsMode",
     "ModelLike",
     "ModelSpec",
     "Placement",
+    "PlacementConfig",
     "Strategy",
     "TabulatedProfile",
     "TheoryProfile",
     "__version__",
     "available_presets",
     "available_profile_presets",
+    "first_slot_annotations",
     "load_profile",
     "relevance_from_scores",
     "reorder",
     "resolve_profile",
+    "slot_annotations",
 ]

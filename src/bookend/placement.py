@@ -25,8 +25,9 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
+from bookend.profile import InfluenceProfile
 
 __all__ = [
     "STRATEGIES",

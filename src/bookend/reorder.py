@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -10,21 +11,24 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from bookend.arrays import FloatArray
+from bookend.config import (
+    DEFAULT_MODEL,
+    LengthsMode,
+    ModelLike,
+    PlacementConfig,
+)
+from bookend.layout import Layout
 from bookend.placement import (
-    STRATEGIES,
     IntArray,
     Strategy,
     rank_order,
     strategy_order,
 )
-from bookend.profile import InfluenceProfile, Layout, ModelLike, resolve_profile
 from bookend.result import Placement
-from bookend.theory import FloatArray
 from bookend.tokens import TokenCounterLike, make_token_counter
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "PLACEMENT_OPTIONS",
     "Bookend",
     "relevance_from_scores",
     "reorder",
@@ -33,23 +37,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
-DEFAULT_MODEL = "llama-3.1-8b"
-
 Getter = Callable[[Any], Any] | str | None
-
-#: The keyword settings of :class:`Bookend` that framework adapters mirror as their own fields
-#: (``model``, ``text`` and ``source`` are adapter-specific).
-PLACEMENT_OPTIONS = (
-    "strategy",
-    "distance",
-    "budget",
-    "repeat_top",
-    "prefix_tokens",
-    "suffix_tokens",
-    "token_counter",
-    "exact_max_k",
-)
 
 
 def relevance_from_scores(
@@ -139,79 +127,94 @@ def _pick(items: list[T], indices: list[int]) -> list[T]:
     return list(operator.itemgetter(*indices)(items))
 
 
-@lru_cache(maxsize=64)
-def _cached_profile(model: str) -> InfluenceProfile:
-    return resolve_profile(model)
-
-
-def _profile(model: ModelLike) -> InfluenceProfile:
-    return _cached_profile(model) if isinstance(model, str) else resolve_profile(model)
-
-
 class Bookend(Generic[T]):
     """A configured placer: validate the settings once, then :meth:`place` many lists.
 
+    ``Bookend(model, **settings)`` or ``Bookend.from_config(config)``: the settings are the fields
+    of :class:`~bookend.PlacementConfig` (unknown ones raise), and :attr:`config` holds them.
+
     Args:
-        model: a preset name (``"llama-3.1-8b"``), a :class:`~bookend.ModelSpec`, an influence
-            profile, a published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
-        strategy: ``"bookend"`` (optimal under the profile), ``"alternate"`` (best first, second
-            best last, inwards) or ``"relevance"`` (most relevant first).
-        distance: scores are distances (lower is better).
-        budget: keep only the most relevant chunks whose tokens fit (greedy by relevance; a
-            repeated top chunk counts twice); the result lists what was dropped.
-        repeat_top: put the most relevant chunk at both ends of the prompt.
-        prefix_tokens: tokens before the chunks in the analysed sequence (system prompt).
-        suffix_tokens: tokens after the chunks (the question); see :class:`~bookend.Layout`.
-        token_counter: how to count tokens when ``lengths`` are not given: ``None`` for the
-            fast ``ceil(chars / 4)`` approximation, a callable, or a tokenizer with ``encode``.
+        model: a preset name (``"llama-3.1-8b"``) or Hugging Face id, a :class:`~bookend.ModelSpec`
+            or ``{"depth", "attn_share"}`` spec, an influence profile or its JSON object, a
+            published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
+        token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
+            ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
+            name (see :func:`bookend.tokens.load_tokenizer`), a callable, or an object with
+            ``encode``.
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
-        exact_max_k: largest K solved exactly by dynamic programming when lengths differ.
+        **settings: ``strategy``, ``distance``, ``top_k``, ``budget``, ``repeat_top``,
+            ``prefix_tokens``, ``suffix_tokens``, ``lengths``, ``tokenizer``, ``exact_max_k``:
+            see :class:`~bookend.PlacementConfig`.
+
+    Raises:
+        ValueError: an unknown setting or a bad value, named in the message.
     """
 
     def __init__(
         self,
         model: ModelLike = DEFAULT_MODEL,
         *,
-        strategy: Strategy = "bookend",
-        distance: bool = False,
-        budget: int | None = None,
-        repeat_top: bool = False,
-        prefix_tokens: int = 0,
-        suffix_tokens: int = 0,
         token_counter: TokenCounterLike = None,
         text: Getter = None,
         source: Getter = None,
-        exact_max_k: int = 12,
+        **settings: Any,
     ) -> None:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
-        if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-            raise ValueError(f"budget must be a positive integer or None, got budget={budget!r}")
-        if (
-            isinstance(exact_max_k, bool)
-            or not isinstance(exact_max_k, int)
-            or not (0 <= exact_max_k <= 20)
-        ):
-            raise ValueError(
-                f"exact_max_k must be an integer in [0, 20], got exact_max_k={exact_max_k!r}"
-            )
-        for name, value in (("prefix_tokens", prefix_tokens), ("suffix_tokens", suffix_tokens)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
-        self.model = model
-        self.profile = _profile(model)
-        self.strategy: Strategy = strategy
-        self.distance = bool(distance)
-        self.budget = None if budget is None else int(budget)
-        self.repeat_top = bool(repeat_top)
-        self.layout = Layout(prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens)
-        self.token_counter = token_counter
-        self._count = make_token_counter(token_counter)
+        self._configure(
+            PlacementConfig.from_settings(model=model, **settings),
+            token_counter=token_counter,
+            text=text,
+            source=source,
+        )
+
+    @classmethod
+    def from_config(
+        cls,
+        config: PlacementConfig,
+        *,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+    ) -> Bookend[T]:
+        """A placer for ``config``; ``token_counter``, ``text`` and ``source`` as in the class."""
+        if not isinstance(config, PlacementConfig):
+            raise ValueError(f"config must be a PlacementConfig, got config={config!r}")
+        placer: Bookend[T] = cls.__new__(cls)
+        placer._configure(config, token_counter=token_counter, text=text, source=source)
+        return placer
+
+    def _configure(
+        self,
+        config: PlacementConfig,
+        *,
+        token_counter: TokenCounterLike,
+        text: Getter,
+        source: Getter,
+    ) -> None:
+        self.config = config
+        self.model = config.model
+        self.profile = config.profile()
+        self.strategy: Strategy = config.strategy
+        self.distance = config.distance
+        self.top_k = config.top_k
+        self.budget = config.budget
+        self.repeat_top = config.repeat_top
+        self.layout = config.layout
+        self.equal_lengths = config.lengths == "equal"
+        self.exact_max_k = config.exact_max_k
+        self.token_counter = config.tokenizer if token_counter is None else token_counter
+        self._count = make_token_counter(self.token_counter)
         self._text = _getter(text, "text")
         self._source = _getter(source, "source")
-        self.exact_max_k = exact_max_k
+
+    def with_layout(self, layout: Layout) -> Bookend[T]:
+        """This placer with another prompt layout (adapters add each call's question)."""
+        if layout == self.layout:
+            return self
+        placer = copy.copy(self)
+        placer.layout = layout
+        return placer
 
     def __repr__(self) -> str:
         return (
@@ -220,6 +223,8 @@ class Bookend(Generic[T]):
         )
 
     def _lengths(self, items: Sequence[T], lengths: Sequence[float] | None) -> FloatArray:
+        if lengths is None and self.equal_lengths:
+            return _equal_lengths(len(items), 1.0)
         if lengths is not None:
             n = len(items)
             if isinstance(lengths, list | tuple) and n and lengths.count(lengths[0]) == n:
@@ -251,12 +256,15 @@ class Bookend(Generic[T]):
         return np.maximum(np.array(counts, dtype=np.float64), 1.0)
 
     def _select(self, relevance: FloatArray, lengths: FloatArray) -> IntArray:
-        """Input indices kept under the budget (all of them without one), ascending."""
-        if self.budget is None:
+        """Input indices kept under ``top_k`` and the budget (all of them without), ascending."""
+        if self.budget is None and (self.top_k is None or self.top_k >= relevance.size):
             return np.arange(relevance.size)
+        ranked = rank_order(relevance)[: self.top_k]
+        if self.budget is None:
+            return np.sort(ranked)
         kept: list[int] = []
         used = 0.0
-        for rank, i in enumerate(rank_order(relevance).tolist()):
+        for rank, i in enumerate(ranked.tolist()):
             cost = lengths[i] * (2 if self.repeat_top and rank == 0 else 1)
             if used + cost <= self.budget:
                 kept.append(i)
@@ -355,20 +363,23 @@ def reorder(
     scores: Sequence[float | None] | None = None,
     *,
     model: ModelLike = DEFAULT_MODEL,
-    lengths: Sequence[float] | None = None,
+    lengths: Sequence[float] | LengthsMode | None = None,
     **options: Any,
 ) -> Placement[T]:
     """Place ``items`` in the prompt order that gives the most relevant text the most influence.
 
     ``reorder(items, scores, model=..., lengths=..., **options)`` is
     ``Bookend(model, **options).place(items, scores, lengths=lengths)``; see :class:`Bookend` for
-    the options (``strategy``, ``distance``, ``budget``, ``repeat_top``, ``prefix_tokens``,
-    ``suffix_tokens``, ``token_counter``, ``text``, ``source``, ``exact_max_k``).
+    the options. ``lengths`` is either the per-item token counts or the setting ``"tokens"`` /
+    ``"equal"`` (see :class:`~bookend.PlacementConfig`).
 
     Example:
         >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1])
         >>> p.order[0], p.order[-1]
         (1, 0)
     """
-    placer: Bookend[T] = Bookend(model, **options)
+    if isinstance(lengths, str):
+        placer: Bookend[T] = Bookend(model, lengths=lengths, **options)
+        return placer.place(items, scores)
+    placer = Bookend(model, **options)
     return placer.place(items, scores, lengths=lengths)

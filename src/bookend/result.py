@@ -9,9 +9,10 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
 from bookend.placement import alternate_order, objective, order_weights, rank_order
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.profile import InfluenceProfile
 
 __all__ = ["ChunkSlot", "Placement"]
 
