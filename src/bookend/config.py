@@ -129,6 +129,10 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
     (``"liu2023:gpt-3.5-turbo"``) or the path of a profile JSON file (read on every call, so a
     rewritten file is seen).
     """
+    if isinstance(model, InfluenceProfile):
+        return model
+    if isinstance(model, ModelSpec):
+        return TheoryProfile(model)
     ref = profile_ref(model)
     if isinstance(ref, InfluenceProfile):
         return ref

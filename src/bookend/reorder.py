@@ -25,6 +25,7 @@ from bookend.placement import (
     rank_order,
     strategy_order,
 )
+from bookend.profile import InfluenceProfile
 from bookend.result import Placement
 from bookend.tokens import TokenCounterLike, make_token_counter
 
@@ -166,6 +167,8 @@ class Bookend(Generic[T]):
             token_counter=token_counter,
             text=text,
             source=source,
+            # A profile object places as given (the config keeps its serialisable form).
+            profile=model if isinstance(model, InfluenceProfile) else None,
         )
 
     @classmethod
@@ -181,7 +184,9 @@ class Bookend(Generic[T]):
         if not isinstance(config, PlacementConfig):
             raise ValueError(f"config must be a PlacementConfig, got config={config!r}")
         placer: Bookend[T] = cls.__new__(cls)
-        placer._configure(config, token_counter=token_counter, text=text, source=source)
+        placer._configure(
+            config, token_counter=token_counter, text=text, source=source, profile=None
+        )
         return placer
 
     def _configure(
@@ -191,10 +196,11 @@ class Bookend(Generic[T]):
         token_counter: TokenCounterLike,
         text: Getter,
         source: Getter,
+        profile: InfluenceProfile | None,
     ) -> None:
         self.config = config
         self.model = config.model
-        self.profile = config.profile()
+        self.profile = config.profile() if profile is None else profile
         self.strategy: Strategy = config.strategy
         self.distance = config.distance
         self.top_k = config.top_k
