@@ -6,7 +6,13 @@
 ('second', 'best')
 """
 
-from bookend.annotations import SLOT_KEY, WEIGHT_KEY, first_slot_annotations, slot_annotations
+from bookend.adapter import (
+    SLOT_KEY,
+    WEIGHT_KEY,
+    PlacerCache,
+    first_slot_annotations,
+    slot_annotations,
+)
 from bookend.config import (
     DEFAULT_MODEL,
     PLACEMENT_OPTIONS,
@@ -40,6 +46,7 @@ __all__ = [
     "ModelSpec",
     "Placement",
     "PlacementConfig",
+    "PlacerCache",
     "Strategy",
     "TabulatedProfile",
     "TheoryProfile",

@@ -191,8 +191,15 @@ class PlacementConfig(BaseModel):
     suffix_tokens: Count = Field(
         default=0,
         ge=0,
-        description="Prompt tokens after the chunks besides the question (adapters add the "
-        "question they receive on each call).",
+        description="Prompt tokens after the chunks (with count_question, besides the question "
+        "each call receives).",
+    )
+    count_question: bool = Field(
+        default=False,
+        description="Add the tokens of the question each call receives (LangChain's input, "
+        "LlamaIndex's query, Haystack's run(query=...)) to suffix_tokens, so the layout "
+        "describes the whole prompt on every call; False keeps the layout the other settings "
+        "give (with no prefix or suffix, the bookend view: the chunks fill the sequence).",
     )
     lengths: LengthsMode = Field(
         default="tokens",

@@ -222,6 +222,24 @@ class Bookend(Generic[T]):
         placer.layout = layout
         return placer
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` as this placer counts them (``token_counter``, ``tokenizer`` or the
+        four-characters approximation)."""
+        return int(self._count(text))
+
+    def with_question(self, question: str | None) -> Bookend[T]:
+        """This placer with ``question``'s tokens added after the chunks when the setting
+        ``count_question`` is on (the per-call prompt layout of the adapters); else, or for
+        ``None`` or an empty question, the same placer."""
+        if not (question and self.config.count_question):
+            return self
+        return self.with_layout(
+            Layout(
+                prefix_tokens=self.layout.prefix_tokens,
+                suffix_tokens=self.layout.suffix_tokens + self.count_tokens(question),
+            )
+        )
+
     def __repr__(self) -> str:
         return (
             f"Bookend(model={self.profile.name!r}, strategy={self.strategy!r}, "

@@ -6,12 +6,14 @@ import asyncio
 import copy
 import hashlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
+import llama_index.core
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from llama_index.core import VectorStoreIndex
+from llama_index.core import Settings, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
@@ -37,6 +39,24 @@ TEXTS = [
     for i in range(10)
 ]
 TOP_K = 7
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+@pytest.fixture(autouse=True)
+def word_tokenizer() -> Iterator[None]:
+    """Settings.tokenizer counts words here (LlamaIndex's default would load tiktoken)."""
+    previous = llama_index.core.global_tokenizer
+    Settings.tokenizer = str.split
+    yield
+    llama_index.core.global_tokenizer = previous
+
+
+def _reorder(texts: list[str], scores: Any = None, **options: Any) -> bookend.Placement[str]:
+    """The core's placement, counting tokens as Settings.tokenizer does in these tests."""
+    return bookend.reorder(texts, scores, token_counter=_count_words, **options)
 
 
 class HashEmbedding(BaseEmbedding):
@@ -69,7 +89,7 @@ def _expected_texts(index: VectorStoreIndex) -> list[str]:
     """The order bookend gives the nodes the retriever returns, computed with the core alone."""
     retrieved = index.as_retriever(similarity_top_k=TOP_K).retrieve(QUERY)
     llm_texts = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in retrieved]
-    order = bookend.reorder(llm_texts, [n.score for n in retrieved]).order
+    order = _reorder(llm_texts, [n.score for n in retrieved]).order
     return [retrieved[i].node.get_content() for i in order]
 
 
@@ -137,26 +157,26 @@ def test_scores_and_distance_scores() -> None:
     nodes = _nodes(SCORES)
     texts = _llm_texts(nodes)
     out = BookendNodePostprocessor().postprocess_nodes(nodes)
-    assert _llm_texts(out) == bookend.reorder(texts, SCORES).items
+    assert _llm_texts(out) == _reorder(texts, SCORES).items
     out = BookendNodePostprocessor(distance=True).postprocess_nodes(nodes)
-    assert _llm_texts(out) == bookend.reorder(texts, SCORES, distance=True).items
+    assert _llm_texts(out) == _reorder(texts, SCORES, distance=True).items
 
 
 def test_missing_score_means_rank_order_not_the_middle() -> None:
     nodes = _nodes([None] * len(SCORES))
     out = BookendNodePostprocessor().postprocess_nodes(nodes)
-    assert _llm_texts(out) == bookend.reorder(_llm_texts(nodes)).items
+    assert _llm_texts(out) == _reorder(_llm_texts(nodes)).items
     assert nodes[0] in (out[0], out[-1])  # the retriever's best node sits at an end
     partial = _nodes([*SCORES[:-1], None])
     out = BookendNodePostprocessor().postprocess_nodes(partial)
-    assert _llm_texts(out) == bookend.reorder(_llm_texts(partial)).items
+    assert _llm_texts(out) == _reorder(_llm_texts(partial)).items
 
 
 def test_lengths_are_measured_on_the_llm_text() -> None:
     nodes = _nodes(SCORES)
     nodes[0].node.metadata["note"] = "x" * 400  # long metadata the LLM sees
     placement = BookendNodePostprocessor().place(nodes)
-    assert placement.lengths[0] == bookend.tokens.approx_token_count(_llm_texts(nodes)[0])
+    assert placement.lengths[0] == _count_words(_llm_texts(nodes)[0])
     nodes[0].node.excluded_llm_metadata_keys.append("note")
     assert BookendNodePostprocessor().place(nodes).lengths[0] < placement.lengths[0]
 
@@ -218,7 +238,7 @@ def test_every_node_survives_in_bookend_order(
     out = BookendNodePostprocessor(distance=distance).postprocess_nodes(nodes)
     assert sorted(map(id, out)) == sorted(map(id, nodes))
     scores = [s for _, s in rows]
-    expected = bookend.reorder(
+    expected = _reorder(
         _llm_texts(nodes),
         None if None in scores else scores,
         distance=distance,
