@@ -28,15 +28,18 @@ from bookend.published import available_profile_presets
 from bookend.reorder import Bookend, relevance_from_scores, reorder
 from bookend.result import ChunkSlot, Placement
 from bookend.spec import ModelSpec, available_presets
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_WEIGHT_RULE",
     "PLACEMENT_OPTIONS",
     "SLOT_KEY",
     "STRATEGIES",
     "WEIGHT_KEY",
+    "WEIGHT_RULES",
     "Bookend",
     "ChunkSlot",
     "InfluenceProfile",
@@ -50,6 +53,7 @@ __all__ = [
     "Strategy",
     "TabulatedProfile",
     "TheoryProfile",
+    "WeightRule",
     "__version__",
     "available_presets",
     "available_profile_presets",

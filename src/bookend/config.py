@@ -33,6 +33,7 @@ from bookend.placement import Strategy
 from bookend.profile import InfluenceProfile, TheoryProfile, load_profile, profile_from_json
 from bookend.published import PUBLISHED_PREFIX, published_profile
 from bookend.spec import ModelSpec, available_presets
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -141,8 +142,22 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
             return profile_from_json(ref, where="model")
         return TheoryProfile(ModelSpec(**ref))
     if _looks_like_path(ref):
-        return load_profile(ref)
+        return _file_profile(ref)
     return _named_profile(ref)
+
+
+def _file_profile(path: str) -> InfluenceProfile:
+    """The profile in a file, read again whenever the file changes (its mtime or size)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return load_profile(path)  # the loader raises its clear error
+    return _cached_file_profile(os.path.realpath(path), (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _cached_file_profile(path: str, file_state: tuple[int, int]) -> InfluenceProfile:
+    return load_profile(path)
 
 
 class PlacementConfig(BaseModel):
@@ -169,6 +184,12 @@ class PlacementConfig(BaseModel):
         default="bookend",
         description="'bookend' (optimal under the profile), 'alternate' (best first, second best "
         "last, inwards) or 'relevance' (most relevant first).",
+    )
+    weight_rule: WeightRule = Field(
+        default=DEFAULT_WEIGHT_RULE,
+        description="How the influence on a chunk's tokens becomes its weight: 'mass' (total "
+        "influence in units of a mean-length chunk, so no chunk gains weight by being shorter), "
+        "'anchored', 'density' or 'slot' (rank-only); see bookend.weighing.",
     )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     top_k: Count | None = Field(

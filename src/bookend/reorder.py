@@ -28,6 +28,7 @@ from bookend.placement import (
 from bookend.profile import InfluenceProfile
 from bookend.result import Placement
 from bookend.tokens import TokenCounterLike, make_token_counter
+from bookend.weighing import WeightRule
 
 __all__ = [
     "Bookend",
@@ -64,28 +65,37 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
 
     Missing scores (``None`` entries, as retrievers leave them for some nodes) make the whole list
     unusable: one missing score means the input order is the relevance order for every item, so
-    a missing score never sends the best item to the middle.
+    a missing score never sends the best item to the middle. The other entries are still checked.
 
     Raises:
-        ValueError: a wrong count, or NaN or infinite scores.
+        ValueError: a wrong count, a value that is not a real number, or NaN or infinite scores.
     """
-    if scores is None or any(s is None for s in scores):
-        if scores is not None and len(scores) != n_items:
-            raise ValueError(
-                f"scores must have one value per item ({n_items}), got {len(scores)} scores"
-            )
+    if scores is None:
         return None
-    arr = np.asarray(scores, dtype=np.float64)
-    if arr.ndim != 1 or arr.size != n_items:
-        raise ValueError(f"scores must have one value per item ({n_items}), got {arr.size} scores")
+    if isinstance(scores, str | bytes) or not hasattr(scores, "__len__"):
+        raise ValueError(f"scores must be a sequence of numbers, got scores={scores!r}")
+    if len(scores) != n_items:
+        raise ValueError(
+            f"scores must have one value per item ({n_items}), got {len(scores)} scores"
+        )
+    positions = [i for i, s in enumerate(scores) if s is not None]
+    for i in positions:
+        if not _is_real(scores[i]):
+            raise ValueError(f"scores must be real numbers or None; scores[{i}]={scores[i]!r}")
+    arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
     # A finite sum proves every value finite (NaN and inf propagate); only then skip the scan.
     if not math.isfinite(float(arr.sum())) and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr))
         raise ValueError(
-            f"scores must be finite; scores[{bad[0]}]={float(arr[bad[0]])!r} "
+            f"scores must be finite; scores[{positions[bad[0]]}]={float(arr[bad[0]])!r} "
             f"({bad.size} non-finite value{'s' if bad.size > 1 else ''})"
         )
-    return arr
+    return arr if len(positions) == n_items else None
+
+
+def _is_real(value: object) -> bool:
+    """A real number: an int, float or NumPy scalar, not a bool's cousin string or a sequence."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
 def _relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatArray:
@@ -94,10 +104,14 @@ def _relevance(scores: FloatArray | None, n_items: int, distance: bool) -> Float
     if scores.size == 0:
         return scores
     signed = -scores if distance else scores
-    lo, hi = float(signed.min()), float(signed.max())
+    # Halved first, so that the span of scores near the float limits cannot overflow.
+    half = signed / 2
+    lo, hi = float(half.min()), float(half.max())
     if hi == lo:
         return np.ones(scores.size)
-    return np.asarray((signed - lo) / (hi - lo), dtype=np.float64)
+    # Rounded to a fixed grid: scaling or shifting the scores moves the quotient by a few ulps,
+    # which must not change any decision downstream.
+    return np.asarray(np.round((half - lo) / (hi - lo), 12), dtype=np.float64)
 
 
 def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
@@ -145,9 +159,12 @@ class Bookend(Generic[T]):
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
-        **settings: ``strategy``, ``distance``, ``top_k``, ``budget``, ``repeat_top``,
-            ``prefix_tokens``, ``suffix_tokens``, ``lengths``, ``tokenizer``, ``exact_max_k``:
-            see :class:`~bookend.PlacementConfig`.
+        **settings: ``strategy``, ``weight_rule``, ``distance``, ``top_k``, ``budget``,
+            ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
+            ``lengths``, ``tokenizer``, ``exact_max_k``: see :class:`~bookend.PlacementConfig`.
+            Every strategy keeps ``source`` groups in input order; ``repeat_top`` copies the top
+            chunk only when the budget and its source order allow it (``Placement.notes`` says
+            when not).
 
     Raises:
         ValueError: an unknown setting or a bad value, named in the message.
@@ -202,6 +219,7 @@ class Bookend(Generic[T]):
         self.model = config.model
         self.profile = config.profile() if profile is None else profile
         self.strategy: Strategy = config.strategy
+        self.weight_rule: WeightRule = config.weight_rule
         self.distance = config.distance
         self.top_k = config.top_k
         self.budget = config.budget
@@ -247,24 +265,28 @@ class Bookend(Generic[T]):
         )
 
     def _lengths(self, items: Sequence[T], lengths: Sequence[float] | None) -> FloatArray:
+        n = len(items)
         if lengths is None and self.equal_lengths:
-            return _equal_lengths(len(items), 1.0)
+            return _equal_lengths(n, 1.0)
         if lengths is not None:
-            n = len(items)
+            if isinstance(lengths, str | bytes) or not hasattr(lengths, "__len__"):
+                raise ValueError(f"lengths must be a sequence of token counts, got {lengths!r}")
+            if len(lengths) != n:
+                raise ValueError(f"lengths must have one value per item ({n}), got {len(lengths)}")
             if isinstance(lengths, list | tuple) and n and lengths.count(lengths[0]) == n:
                 # All equal, the common rank-only call: check one value, skip the conversion.
-                first = float(lengths[0])
-                if math.isfinite(first) and first > 0:
-                    return _equal_lengths(n, first)
+                first = lengths[0]
+                if _is_real(first) and math.isfinite(first) and first >= 1 and first % 1 == 0:
+                    return _equal_lengths(n, float(first))
+            for i, value in enumerate(lengths):
+                if not _is_real(value):
+                    raise ValueError(f"lengths must be numbers; lengths[{i}]={value!r}")
             arr = np.asarray(lengths, dtype=np.float64)
-            if arr.ndim != 1 or arr.size != len(items):
-                raise ValueError(
-                    f"lengths must have one value per item ({len(items)}), got {arr.size} lengths"
-                )
-            bad = np.flatnonzero(~np.isfinite(arr) | (arr <= 0))
+            bad = np.flatnonzero(~np.isfinite(arr) | (arr < 1) | (arr % 1 != 0))
             if bad.size:
                 raise ValueError(
-                    f"lengths must be positive and finite; lengths[{bad[0]}]={lengths[bad[0]]!r}"
+                    "lengths must be whole token counts >= 1; "
+                    f"lengths[{bad[0]}]={lengths[bad[0]]!r}"
                 )
             return arr
         texts: Sequence[Any] = items if self._text is None else [self._text(i) for i in items]
@@ -279,26 +301,33 @@ class Bookend(Generic[T]):
         # An empty text still takes a slot in the prompt: count it as one token.
         return np.maximum(np.array(counts, dtype=np.float64), 1.0)
 
-    def _select(self, relevance: FloatArray, lengths: FloatArray) -> IntArray:
-        """Input indices kept under ``top_k`` and the budget (all of them without), ascending."""
+    def _select(self, relevance: FloatArray, lengths: FloatArray) -> tuple[IntArray, bool]:
+        """Input indices kept under ``top_k`` and the budget (all without either), ascending,
+        and whether the top kept chunk's repeat fits too (the repeat is paid before any further
+        chunk)."""
+        repeat = self.repeat_top
         if self.budget is None and (self.top_k is None or self.top_k >= relevance.size):
-            return np.arange(relevance.size)
+            return np.arange(relevance.size), repeat
         ranked = rank_order(relevance)[: self.top_k]
         if self.budget is None:
-            return np.sort(ranked)
+            return np.sort(ranked), repeat
         kept: list[int] = []
         used = 0.0
-        for rank, i in enumerate(ranked.tolist()):
-            cost = lengths[i] * (2 if self.repeat_top and rank == 0 else 1)
-            if used + cost <= self.budget:
-                kept.append(i)
-                used += cost
+        for i in ranked.tolist():
+            if used + lengths[i] > self.budget:
+                continue
+            if not kept:
+                repeat = repeat and 2 * lengths[i] <= self.budget
+                used += lengths[i] * (2 if repeat else 1)
+            else:
+                used += lengths[i]
+            kept.append(i)
         if not kept and relevance.size:
             raise ValueError(
                 f"budget={self.budget} is smaller than every chunk "
                 f"(shortest is {int(lengths.min())} tokens)"
             )
-        return np.asarray(sorted(kept), dtype=np.int64)
+        return np.asarray(sorted(kept), dtype=np.int64), repeat
 
     def place(
         self,
@@ -314,8 +343,8 @@ class Bookend(Generic[T]):
                 kept.
             scores: per item relevance (higher is better unless ``distance=True``); without them,
                 or if any is ``None``, the input order is the relevance order.
-            lengths: per item token counts; counted with ``token_counter`` when omitted (a count
-                below one counts as one).
+            lengths: per item whole token counts (>= 1); counted with ``token_counter`` when
+                omitted (a count below one counts as one).
 
         Returns:
             A :class:`~bookend.Placement`; every item appears once unless a budget dropped it
@@ -325,17 +354,16 @@ class Bookend(Generic[T]):
         raw = validate_scores(scores, len(items))
         relevance = _relevance(raw, len(items), self.distance)
         lens = self._lengths(items, lengths)
-        kept = self._select(relevance, lens)
+        kept, repeat_fits = self._select(relevance, lens)
         groups: list[Hashable | None] | None = None
         if self._source is not None:
             groups = [self._source(items[i]) for i in kept.tolist()]
-        if kept.size == len(items):
-            order = self._order(relevance, lens, groups)
-            dropped: tuple[int, ...] = ()
-        else:
-            order = kept[self._order(relevance[kept], lens[kept], groups)]
-            dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
-        prompt = order.tolist()
+        notes: list[str] = []
+        if self.repeat_top and not repeat_fits and kept.size >= 2:
+            notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
+        local, repeated = self._order(relevance[kept], lens[kept], groups, repeat_fits, notes)
+        prompt = kept[local].tolist()
+        dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
         return Placement(
             order=tuple(prompt),
             items=_pick(items, prompt),
@@ -346,40 +374,57 @@ class Bookend(Generic[T]):
             strategy=self.strategy,
             profile=self.profile,
             layout=self.layout,
+            weight_rule=self.weight_rule,
+            repeated=repeated,
+            notes=tuple(notes),
         )
 
     def _order(
-        self, relevance: FloatArray, lengths: FloatArray, groups: list[Hashable | None] | None
-    ) -> IntArray:
-        """Positions into the kept arrays, in prompt order (with ``repeat_top`` applied)."""
-        if not (self.repeat_top and relevance.size >= 2):
-            return strategy_order(
-                self.strategy,
-                relevance,
-                lengths,
-                self.profile,
-                self.layout,
-                exact_max_k=self.exact_max_k,
-                groups=groups,
+        self,
+        relevance: FloatArray,
+        lengths: FloatArray,
+        groups: list[Hashable | None] | None,
+        repeat: bool,
+        notes: list[str],
+    ) -> tuple[IntArray, bool]:
+        """Positions into the kept arrays in prompt order, and whether the top one is repeated.
+
+        ``repeat_top`` is a final step: the top chunk goes to both ends (only if its source order
+        allows a copy before and after every other chunk of its source), and the others are
+        placed between the two copies, which count as fixed chunks there.
+        """
+        if repeat and relevance.size >= 2:
+            top = int(rank_order(relevance)[0])
+            inner = np.delete(np.arange(relevance.size), top)
+            alone = groups is None or all(groups[i] != groups[top] for i in inner)
+            if alone or (groups is not None and groups[top] is None):
+                inner_order = strategy_order(
+                    self.strategy,
+                    relevance[inner],
+                    lengths[inner],
+                    self.profile,
+                    self.layout,
+                    groups=None if groups is None else [groups[i] for i in inner],
+                    rule=self.weight_rule,
+                    exact_max_k=self.exact_max_k,
+                    fixed=(float(lengths[top]), float(lengths[top])),
+                )
+                return np.concatenate(([top], inner[inner_order], [top])), True
+            notes.append(
+                "repeat_top: the top chunk's source has other chunks here, and a copy at both "
+                "ends would break their order"
             )
-        top = int(rank_order(relevance)[0])
-        inner = np.delete(np.arange(relevance.size), top)
-        # The two copies of the top chunk act as fixed text around the inner chunks.
-        around = Layout(
-            prefix_tokens=self.layout.prefix_tokens + int(lengths[top]),
-            suffix_tokens=self.layout.suffix_tokens + int(lengths[top]),
-        )
-        inner_groups = None if groups is None else [groups[i] for i in inner]
-        inner_order = strategy_order(
+        order = strategy_order(
             self.strategy,
-            relevance[inner],
-            lengths[inner],
+            relevance,
+            lengths,
             self.profile,
-            around,
+            self.layout,
+            rule=self.weight_rule,
             exact_max_k=self.exact_max_k,
-            groups=inner_groups,
+            groups=groups,
         )
-        return np.concatenate(([top], inner[inner_order], [top]))
+        return order, False
 
 
 def reorder(

@@ -9,6 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from bookend import (
     DEFAULT_MODEL,
+    DEFAULT_WEIGHT_RULE,
     PLACEMENT_OPTIONS,
     SLOT_KEY,
     WEIGHT_KEY,
@@ -19,6 +20,7 @@ from bookend import (
     PlacementConfig,
     PlacerCache,
     Strategy,
+    WeightRule,
     relevance_from_scores,
     slot_annotations,
 )
@@ -65,6 +67,8 @@ class BookendRanker:
         strategy: ``"bookend"`` (optimal for the model), ``"alternate"`` (what
             ``LostInTheMiddleRanker`` does: input order is the relevance order) or
             ``"relevance"``.
+        weight_rule: how span influence becomes a document's weight (``bookend.weighing``);
+            ``"slot"`` is rank-only placement.
         distance: scores are distances (lower is better).
         repeat_top: put the most relevant document at both ends (annotated copies, or the same
             object twice).
@@ -93,6 +97,7 @@ class BookendRanker:
         word_count_threshold: int | None = None,
         model: ModelLike = DEFAULT_MODEL,
         strategy: Strategy = "bookend",
+        weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
@@ -108,6 +113,7 @@ class BookendRanker:
         config = PlacementConfig.from_settings(
             model=model,
             strategy=strategy,
+            weight_rule=weight_rule,
             distance=distance,
             top_k=top_k,
             budget=budget,
@@ -122,6 +128,7 @@ class BookendRanker:
         # Plain attributes, read on every run: a setting changed later is used by the next run.
         self.model = config.model
         self.strategy: Strategy = config.strategy
+        self.weight_rule: WeightRule = config.weight_rule
         self.distance = config.distance
         self.top_k = config.top_k
         self.budget = config.budget
