@@ -149,3 +149,8 @@ def test_import_bookend_loads_neither_scipy_special_nor_the_validator() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_text_getter_returning_none_is_named() -> None:
+    with pytest.raises(ValueError, match=r"text= must return a string, got None for items\[0\]"):
+        bookend.reorder([{"t": None}, {"t": "x"}], text="t")

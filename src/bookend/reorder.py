@@ -293,6 +293,11 @@ class Bookend(Generic[T]):
         counts = []
         for i, text in enumerate(texts):
             if not isinstance(text, str):
+                if self._text is not None:
+                    raise ValueError(
+                        f"text= must return a string, got {text!r} for items[{i}] of type "
+                        f"{type(items[i]).__name__}"
+                    )
                 raise ValueError(
                     f"cannot count tokens of items[{i}] of type {type(items[i]).__name__}: pass "
                     "lengths=, or text= naming how to get its text"
