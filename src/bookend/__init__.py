@@ -9,6 +9,7 @@
 from bookend.adapter import (
     SLOT_KEY,
     WEIGHT_KEY,
+    AdapterConfig,
     PlacerCache,
     first_slot_annotations,
     slot_annotations,
@@ -40,6 +41,7 @@ __all__ = [
     "STRATEGIES",
     "WEIGHT_KEY",
     "WEIGHT_RULES",
+    "AdapterConfig",
     "Bookend",
     "ChunkSlot",
     "InfluenceProfile",

@@ -11,7 +11,9 @@ import os
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
-from bookend.config import PlacementConfig
+from pydantic import Field, PrivateAttr
+
+from bookend.config import PLACEMENT_OPTIONS, PlacementConfig
 from bookend.reorder import Bookend
 from bookend.result import Placement
 from bookend.tokens import TokenCounterLike
@@ -19,6 +21,7 @@ from bookend.tokens import TokenCounterLike
 __all__ = [
     "SLOT_KEY",
     "WEIGHT_KEY",
+    "AdapterConfig",
     "Annotation",
     "PlacerCache",
     "first_slot_annotations",
@@ -104,3 +107,63 @@ def _modified(path: str) -> int | None:
         return os.stat(path).st_mtime_ns
     except OSError:
         return None
+
+
+class AdapterConfig(PlacementConfig):
+    """The settings of a pydantic framework adapter: every placement setting, and the adapter's
+    own (``source_key``, ``token_counter``, ``annotate``).
+
+    A subclass says how to read its items (:meth:`item_text`, :meth:`item_source`); :meth:`placer`
+    then gives the :class:`~bookend.Bookend` for the settings as they are at each call.
+    """
+
+    source_key: str | None = Field(
+        default=None,
+        description="Metadata key of a source: items sharing a value keep their input order.",
+    )
+    token_counter: Any = Field(
+        default=None,
+        exclude=True,
+        description="A callable str -> int or a tokenizer object; not serialised (the "
+        "tokenizer setting is) and it overrides tokenizer.",
+    )
+    annotate: bool = Field(
+        default=False,
+        description="Write bookend_slot and bookend_weight into each returned item's metadata "
+        "(this modifies the caller's objects; nothing else does).",
+    )
+
+    _placers: PlacerCache[Any] | None = PrivateAttr(default=None)
+
+    @staticmethod
+    def item_text(item: Any) -> str:
+        """The text of an item, as the LLM sees it."""
+        raise NotImplementedError
+
+    @staticmethod
+    def item_source(item: Any, key: str) -> Hashable | None:
+        """The value of metadata ``key`` on an item (``None`` when it has none)."""
+        raise NotImplementedError
+
+    def current_token_counter(self) -> TokenCounterLike:
+        """The token counter for this call (``token_counter``; adapters may know a default)."""
+        return self.token_counter  # type: ignore[no-any-return]
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Check what only a placer checks (a callable token counter, a tokenizer name)."""
+        self.placer()
+
+    def placer(self, question: str | None = None) -> Bookend[Any]:
+        """The :class:`~bookend.Bookend` for the current settings (with ``question`` counted
+        after the items when ``count_question`` is on).
+
+        Raises:
+            ValueError: a bad setting (``model_copy(update=...)`` skips validation).
+        """
+        if self._placers is None:
+            self._placers = PlacerCache(self.item_text, self.item_source)
+        settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
+        placer = self._placers.placer(
+            settings, source_key=self.source_key, token_counter=self.current_token_counter()
+        )
+        return placer.with_question(question)

@@ -9,16 +9,13 @@ from typing import Any
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from bookend import (
-    PLACEMENT_OPTIONS,
     SLOT_KEY,
     WEIGHT_KEY,
-    Bookend,
+    AdapterConfig,
     Placement,
-    PlacementConfig,
-    PlacerCache,
     first_slot_annotations,
 )
 
@@ -32,7 +29,7 @@ class BookendReorder(
     RunnableSerializable[ReorderInput, list[Document]],
     BaseDocumentCompressor,
     BaseDocumentTransformer,
-    PlacementConfig,
+    AdapterConfig,
 ):
     """Put retrieved documents in the order the model reads best.
 
@@ -54,7 +51,8 @@ class BookendReorder(
     ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
     callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
-    local Hugging Face tokenizer path, is).
+    local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
+    are those of :class:`bookend.AdapterConfig`.
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata. If every
     document has one, the scores decide (``distance=True`` when lower is better); if any document
@@ -70,25 +68,6 @@ class BookendReorder(
         default=("relevance_score", "score"),
         description="Metadata key(s) holding a document's score; the first present wins.",
     )
-    source_key: str | None = Field(
-        default=None,
-        description="Metadata key of a source: documents sharing a value keep their input order.",
-    )
-    token_counter: Any = Field(
-        default=None,
-        exclude=True,
-        description="A callable str -> int or a tokenizer object (not serialised; overrides "
-        "tokenizer).",
-    )
-    annotate: bool = Field(
-        default=False,
-        description="Write bookend_slot and bookend_weight into each returned document's "
-        "metadata (this modifies the caller's documents).",
-    )
-
-    _placers: PlacerCache[Document] = PrivateAttr(
-        default_factory=lambda: PlacerCache(_page_content, _metadata_value)
-    )
 
     @field_validator("score_key", mode="before")
     @classmethod
@@ -99,9 +78,15 @@ class BookendReorder(
             raise ValueError(f"score_key must be a non-empty key or keys, got score_key={value!r}")
         return keys
 
-    def model_post_init(self, context: Any, /) -> None:
-        """Check the settings that need more than their type (a callable token counter)."""
-        self.placer()
+    @staticmethod
+    def item_text(item: Document) -> str:
+        """A document's ``page_content``."""
+        return item.page_content
+
+    @staticmethod
+    def item_source(item: Document, key: str) -> Any:
+        """A document's ``metadata[key]``."""
+        return item.metadata.get(key)
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -112,15 +97,6 @@ class BookendReorder(
     def get_lc_namespace(cls) -> list[str]:
         """``["langchain_bookend"]``: pass it to ``loads(..., valid_namespaces=...)``."""
         return ["langchain_bookend"]
-
-    def placer(self, question: str | None = None) -> Bookend[Document]:
-        """The :class:`bookend.Bookend` for the current settings (with ``question`` counted after
-        the documents when ``count_question`` is on)."""
-        settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
-        placer = self._placers.placer(
-            settings, source_key=self.source_key, token_counter=self.token_counter
-        )
-        return placer.with_question(question)
 
     def scores(self, documents: Sequence[Document]) -> list[float | None]:
         """Each document's score from its metadata (``None`` where it has none)."""
@@ -206,14 +182,6 @@ def _documents(documents: Sequence[Document]) -> list[Document]:
                 f"{type(doc).__name__}{hint}"
             )
     return docs
-
-
-def _page_content(document: Document) -> str:
-    return document.page_content
-
-
-def _metadata_value(document: Document, key: str) -> Any:
-    return document.metadata.get(key)
 
 
 def _first_score(metadata: dict[str, Any], keys: tuple[str, ...]) -> float | None:

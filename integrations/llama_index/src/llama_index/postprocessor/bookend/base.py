@@ -6,30 +6,21 @@ from collections.abc import Callable
 from typing import Any
 
 import llama_index.core
-from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
+from llama_index.core.bridge.pydantic import ConfigDict
 from llama_index.core.callbacks import CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from bookend import (
-    PLACEMENT_OPTIONS,
-    SLOT_KEY,
-    WEIGHT_KEY,
-    Bookend,
-    Placement,
-    PlacementConfig,
-    PlacerCache,
-    first_slot_annotations,
-)
+from bookend import SLOT_KEY, WEIGHT_KEY, AdapterConfig, Placement, first_slot_annotations
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 
 dispatcher = get_dispatcher(__name__)
 
 
-class BookendNodePostprocessor(BaseNodePostprocessor, PlacementConfig):
+class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     """Put retrieved nodes in the order the model reads best.
 
     Use it last among the postprocessors, after any reranker:
@@ -45,7 +36,8 @@ class BookendNodePostprocessor(BaseNodePostprocessor, PlacementConfig):
     as they are then; with ``count_question=True`` the query it receives is counted after the
     nodes. A ``ModelSpec`` or profile object given as ``model`` is stored in its JSON form, so
     ``to_dict`` / ``from_dict`` / ``to_json`` round-trip (a callable ``token_counter`` is not
-    serialised; ``tokenizer`` is).
+    serialised; ``tokenizer`` is). ``source_key``, ``token_counter`` and ``annotate`` are those of
+    :class:`bookend.AdapterConfig`.
 
     Relevance comes from ``NodeWithScore.score``: higher is better, or lower with
     ``distance=True`` (vector stores that return distances). If any node's score is ``None``, the
@@ -66,44 +58,24 @@ class BookendNodePostprocessor(BaseNodePostprocessor, PlacementConfig):
         arbitrary_types_allowed=True, frozen=False, extra="forbid", validate_assignment=True
     )
 
-    token_counter: Any = Field(
-        default=None,
-        exclude=True,
-        description="A callable str -> int or a tokenizer object (not serialised; overrides "
-        "tokenizer and Settings.tokenizer).",
-    )
-    source_key: str | None = Field(
-        default=None, description="Metadata key of a source: nodes sharing it keep input order."
-    )
-    annotate: bool = Field(
-        default=False,
-        description="Write bookend_slot and bookend_weight into node metadata (modifies the "
-        "caller's nodes).",
-    )
+    @staticmethod
+    def item_text(item: NodeWithScore) -> str:
+        """The node's content with the metadata the LLM sees."""
+        return item.node.get_content(metadata_mode=MetadataMode.LLM)
 
-    _placers: PlacerCache[NodeWithScore] = PrivateAttr(
-        default_factory=lambda: PlacerCache(_llm_text, _metadata_value)
-    )
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Check the settings that need more than their type (a callable token counter)."""
-        self.placer()
+    @staticmethod
+    def item_source(item: NodeWithScore, key: str) -> Any:
+        """The node's ``metadata[key]``."""
+        return item.node.metadata.get(key)
 
     @classmethod
     def class_name(cls) -> str:
         """The name LlamaIndex serialises the component under."""
         return "BookendNodePostprocessor"
 
-    def placer(self, query: str | None = None) -> Bookend[NodeWithScore]:
-        """The :class:`bookend.Bookend` for the current settings (with ``query`` counted after
-        the nodes when ``count_question`` is on)."""
-        settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
-        placer = self._placers.placer(
-            settings, source_key=self.source_key, token_counter=self._counter()
-        )
-        return placer.with_question(query)
-
-    def _counter(self) -> Any:
+    def current_token_counter(self) -> Any:
+        """``token_counter``; without it and without ``tokenizer``, LlamaIndex's tokenizer
+        (``Settings.tokenizer``) when one is loaded."""
         if self.token_counter is not None or self.tokenizer is not None:
             return self.token_counter
         # Settings.tokenizer sets this global; reading the property would load a default one.
@@ -177,14 +149,6 @@ def _check_nodes(nodes: list[NodeWithScore]) -> None:
                 f"nodes must be NodeWithScore objects, got nodes[{i}] of type "
                 f"{type(node).__name__}: wrap it as NodeWithScore(node=..., score=...)"
             )
-
-
-def _llm_text(node: NodeWithScore) -> str:
-    return node.node.get_content(metadata_mode=MetadataMode.LLM)
-
-
-def _metadata_value(node: NodeWithScore, key: str) -> Any:
-    return node.node.metadata.get(key)
 
 
 def _annotate(placement: Placement[NodeWithScore]) -> None:

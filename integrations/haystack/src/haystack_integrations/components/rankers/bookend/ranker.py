@@ -110,21 +110,8 @@ class BookendRanker:
         annotate: bool = False,
     ) -> None:
         _check_word_count(word_count_threshold)
-        config = PlacementConfig.from_settings(
-            model=model,
-            strategy=strategy,
-            weight_rule=weight_rule,
-            distance=distance,
-            top_k=top_k,
-            budget=budget,
-            repeat_top=repeat_top,
-            prefix_tokens=prefix_tokens,
-            suffix_tokens=suffix_tokens,
-            count_question=count_question,
-            lengths=lengths,
-            tokenizer=tokenizer,
-            exact_max_k=exact_max_k,
-        )
+        given = locals()  # the parameters, of which the placement settings are checked here
+        config = PlacementConfig.from_settings(**{name: given[name] for name in PLACEMENT_OPTIONS})
         # Plain attributes, read on every run: a setting changed later is used by the next run.
         self.model = config.model
         self.strategy: Strategy = config.strategy
