@@ -141,10 +141,12 @@ class BookendRanker:
         self._placers.placer(self._settings(), source_key=self.source_key)
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``)."""
+        """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``): the current settings,
+        checked, with a profile object in its JSON form."""
+        config = PlacementConfig.from_settings(**self._settings())
         return default_to_dict(
             self,
-            **self._settings(),
+            **config.model_dump(),
             word_count_threshold=self.word_count_threshold,
             source_key=self.source_key,
             annotate=self.annotate,
