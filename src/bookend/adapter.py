@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import Field, PrivateAttr
 
-from bookend.config import PLACEMENT_OPTIONS, PlacementConfig
+from bookend.config import PLACEMENT_OPTIONS, PlacementConfig, is_profile_path
 from bookend.reorder import Bookend
 from bookend.result import Placement
 from bookend.tokens import TokenCounterLike
@@ -87,7 +87,7 @@ class PlacerCache(Generic[T]):
             ValueError: a bad or unknown setting, named in the message.
         """
         model = settings.get("model")
-        stamp = _modified(model) if isinstance(model, str) else None
+        stamp = _modified(model) if isinstance(model, str) and is_profile_path(model) else None
         key = (tuple(settings.items()), stamp, source_key, token_counter)
         if self._placer is None or self._key != key:
             source_of = self._source_of
@@ -162,7 +162,8 @@ class AdapterConfig(PlacementConfig):
         """
         if self._placers is None:
             self._placers = PlacerCache(self.item_text, self.item_source)
-        settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
+        values = self.__dict__  # the fields, without pydantic's attribute machinery
+        settings = {name: values[name] for name in PLACEMENT_OPTIONS}
         placer = self._placers.placer(
             settings, source_key=self.source_key, token_counter=self.current_token_counter()
         )

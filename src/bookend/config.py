@@ -42,6 +42,7 @@ __all__ = [
     "ModelLike",
     "PlacementConfig",
     "ProfileRef",
+    "is_profile_path",
     "profile_ref",
     "resolve_profile",
     "validation_message",
@@ -69,8 +70,9 @@ def _no_bool(value: Any) -> Any:
 Count = Annotated[int, BeforeValidator(_no_bool)]
 
 
-def _looks_like_path(name: str) -> bool:
-    # Hugging Face ids contain "/" too; profile files are JSON.
+def is_profile_path(name: str) -> bool:
+    """Whether a ``model`` string names a profile file (a ``.json`` path) rather than a preset
+    or a published curve (Hugging Face ids contain ``/`` too)."""
     return name.lower().endswith(".json")
 
 
@@ -84,7 +86,7 @@ def profile_ref(model: Any) -> ProfileRef:
     if isinstance(model, os.PathLike):
         return str(os.fspath(model))
     if isinstance(model, str):
-        if not _looks_like_path(model):
+        if not is_profile_path(model):
             _named_profile(model)  # checks the name now, with the closest names on a typo
         return model
     if isinstance(model, ModelSpec):
@@ -141,7 +143,7 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
         if "format" in ref:
             return profile_from_json(ref, where="model")
         return TheoryProfile(ModelSpec(**ref))
-    if _looks_like_path(ref):
+    if is_profile_path(ref):
         return _file_profile(ref)
     return _named_profile(ref)
 

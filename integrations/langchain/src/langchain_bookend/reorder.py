@@ -169,6 +169,8 @@ class BookendReorder(
 
 def _documents(documents: Sequence[Document]) -> list[Document]:
     docs = list(documents)
+    if all(type(doc) is Document for doc in docs):  # the common case, without the ABC check
+        return docs
     for i, doc in enumerate(docs):
         if not isinstance(doc, Document):
             hint = (
@@ -187,6 +189,8 @@ def _documents(documents: Sequence[Document]) -> list[Document]:
 def _first_score(metadata: dict[str, Any], keys: tuple[str, ...]) -> float | None:
     for key in keys:
         value = metadata.get(key)
+        if type(value) is float or type(value) is int:  # the common case, without the ABC check
+            return float(value)
         # bool is a Real; a flag is not a score.
         if isinstance(value, Real) and not isinstance(value, bool):
             return float(value)

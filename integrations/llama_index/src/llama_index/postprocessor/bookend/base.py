@@ -143,6 +143,8 @@ class _TokenCount:
 
 
 def _check_nodes(nodes: list[NodeWithScore]) -> None:
+    if all(type(node) is NodeWithScore for node in nodes):  # the common case, fast
+        return
     for i, node in enumerate(nodes):
         if not isinstance(node, NodeWithScore):
             raise ValueError(
