@@ -93,9 +93,12 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
     return arr if len(positions) == n_items else None
 
 
+_REAL_TYPES = (int, float, np.integer, np.floating)
+
+
 def _is_real(value: object) -> bool:
-    """A real number: an int, float or NumPy scalar, not a bool's cousin string or a sequence."""
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    """A real number: an int, float or NumPy scalar (not a bool, a string or a sequence)."""
+    return isinstance(value, _REAL_TYPES) and not isinstance(value, bool)
 
 
 def _relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatArray:

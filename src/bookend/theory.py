@@ -113,18 +113,33 @@ def _tail_poly_coefficients(depth: float, attn_share: float) -> tuple[float, ...
 def _leading_negligible(coeffs: tuple[float, ...], u_max: float) -> int:
     """How many highest-degree coefficients (first in ``coeffs``) stay below ``1e-17 · c_0``
     for every ``u <= u_max``; all terms are positive, so dropping them changes ``F`` by less."""
+    thresholds = _relevance_thresholds(coeffs)
+    # Coefficient i matters once u reaches thresholds[i]; skip the leading ones that do not.
+    log_u = math.log(max(u_max, 1e-300))
+    for skipped, threshold in enumerate(thresholds):
+        if log_u >= threshold:
+            return skipped
+    return len(coeffs) - 1
+
+
+@lru_cache(maxsize=1024)
+def _relevance_thresholds(coeffs: tuple[float, ...]) -> tuple[float, ...]:
+    """Per coefficient ``c_m`` (highest degree first), the ``ln u`` from which
+    ``c_m u^m >= 1e-17 · c_0``; ``inf`` for zero coefficients and the constant term's index is
+    never consulted."""
     degree = len(coeffs) - 1
     log_floor = math.log(1e-17 * coeffs[-1])
-    log_u = math.log(max(u_max, 1e-300))
-    for skipped, c in enumerate(coeffs):
-        if c > 0 and math.log(c) + (degree - skipped) * log_u >= log_floor:
-            return skipped
-    return degree
+    out = []
+    for skipped, c in enumerate(coeffs[:-1]):
+        power = degree - skipped
+        out.append((log_floor - math.log(c)) / power if c > 0 else math.inf)
+    return tuple(out)
 
 
 def _as_unit_interval(x: npt.ArrayLike, name: str) -> FloatArray:
     arr = np.asarray(x, dtype=np.float64)
-    if arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0):
+    # Comparisons with NaN are false, so two reductions also reject NaN and infinities.
+    if arr.size and not (arr.min() >= 0.0 and arr.max() <= 1.0):
         raise ValueError(f"{name} must lie in [0, 1], got {name}={x!r}")
     return arr
 
