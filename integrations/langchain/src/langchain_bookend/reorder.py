@@ -164,7 +164,10 @@ class BookendReorder(
         self, input: ReorderInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
         """Async :meth:`invoke` (runs inline: the placement is short CPU work)."""
-        return self._call_with_config(self._invoke, input, config)
+        return await self._acall_with_config(self._ainvoke, input, config)
+
+    async def _ainvoke(self, input: ReorderInput) -> list[Document]:
+        return self._invoke(input)
 
 
 def _documents(documents: Sequence[Document]) -> list[Document]:
