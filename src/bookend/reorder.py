@@ -78,11 +78,26 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
         raise ValueError(
             f"scores must have one value per item ({n_items}), got {len(scores)} scores"
         )
+    try:
+        quick = np.asarray(scores)
+    except ValueError:  # ragged nesting: the slow path below names the entry
+        quick = np.asarray([])
+    if quick.ndim == 1 and quick.size == n_items and quick.dtype.kind in "fiu":
+        # Plain numbers (no None, string, bool-only or nested entry): one conversion, one check.
+        arr = quick.astype(np.float64, copy=False)
+        _check_finite(arr, list(range(n_items)))
+        return arr
     positions = [i for i, s in enumerate(scores) if s is not None]
     for i in positions:
         if not _is_real(scores[i]):
             raise ValueError(f"scores must be real numbers or None; scores[{i}]={scores[i]!r}")
     arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
+    _check_finite(arr, positions)
+    return arr if len(positions) == n_items else None
+
+
+def _check_finite(arr: FloatArray, positions: Sequence[int]) -> None:
+    """Raise naming the first NaN or infinite score (``positions`` maps back to the input)."""
     # A finite sum proves every value finite (NaN and inf propagate); only then skip the scan.
     if not math.isfinite(float(arr.sum())) and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr))
@@ -90,7 +105,6 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
             f"scores must be finite; scores[{positions[bad[0]]}]={float(arr[bad[0]])!r} "
             f"({bad.size} non-finite value{'s' if bad.size > 1 else ''})"
         )
-    return arr if len(positions) == n_items else None
 
 
 _REAL_TYPES = (int, float, np.integer, np.floating)
@@ -370,8 +384,9 @@ class Bookend(Generic[T]):
         if self.repeat_top and not repeat_fits and kept.size >= 2:
             notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
         local, repeated = self._order(relevance[kept], lens[kept], groups, repeat_fits, notes)
-        prompt = kept[local].tolist()
-        dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
+        everything = kept.size == len(items)
+        prompt = local.tolist() if everything else kept[local].tolist()
+        dropped = () if everything else tuple(sorted(set(range(len(items))) - set(kept.tolist())))
         return Placement(
             order=tuple(prompt),
             items=_pick(items, prompt),
