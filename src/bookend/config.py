@@ -129,8 +129,8 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
 
     Accepts an :class:`InfluenceProfile`, a :class:`ModelSpec` or an inline ``{"depth", ...}``
     spec, a profile JSON object, a preset name (``"llama-3.1-8b"``), a published curve
-    (``"liu2023:gpt-3.5-turbo"``) or the path of a profile JSON file (read on every call, so a
-    rewritten file is seen).
+    (``"liu2023:gpt-3.5-turbo"``) or the path of a profile JSON file (read again whenever the file
+    changes).
     """
     if isinstance(model, InfluenceProfile):
         return model
