@@ -22,6 +22,7 @@ from bookend.config import (
     PlacementConfig,
     resolve_profile,
 )
+from bookend.fitted import FittedProfile
 from bookend.layout import Layout
 from bookend.placement import STRATEGIES, Strategy
 from bookend.profile import InfluenceProfile, TabulatedProfile, TheoryProfile, load_profile
@@ -44,6 +45,7 @@ __all__ = [
     "AdapterConfig",
     "Bookend",
     "ChunkSlot",
+    "FittedProfile",
     "InfluenceProfile",
     "Layout",
     "LengthsMode",

@@ -40,6 +40,7 @@ __all__ = [
     "influence_dense",
     "influence_density",
     "influence_exact",
+    "poisson_cdf",
     "recency_delta",
     "span_mass",
     "validate_depth_share",
@@ -194,6 +195,39 @@ def span_mass(
         influence_cdf(b, depth, attn_share) - influence_cdf(a, depth, attn_share),
         dtype=np.float64,
     )
+
+
+@lru_cache(maxsize=256)
+def _poisson_poly_coefficients(lam: float) -> tuple[float, ...]:
+    """``c_m = T_m / m!`` with ``T_m = P(Poisson(lambda) > m)``, highest degree first."""
+    from scipy.special import gammainc  # once per lambda (cached); keeps `import bookend` light
+
+    m = np.arange(int(lam + 12.0 * math.sqrt(lam) + 40.0), dtype=np.float64)
+    coeffs = np.exp(np.log(np.maximum(gammainc(m + 1, lam), 1e-300)) - _lgamma(m + 1))
+    return tuple(coeffs[::-1].tolist())
+
+
+def poisson_cdf(x: npt.ArrayLike, lam: float) -> FloatArray:
+    """Influence mass on ``[0, x]`` in the Poisson limit, delta included at ``x = 1``.
+
+    The limit ``H -> inf`` with ``H alpha = lambda`` fixed: the hop weights become
+    ``w_k = e^(-lambda) lambda^k / k!`` and the Recency Delta ``e^(-lambda)``, so
+    ``F(x) = sum_{k>=1} e^(-lambda) lambda^k / k! · Q(k, ln 1/x)`` for ``x < 1`` and ``F(1) = 1``
+    (``Q`` the regularized upper incomplete gamma function). As in :func:`influence_cdf` this is
+    the positive polynomial ``F(x) = x · sum_m T_m u^m / m!`` in ``u = ln 1/x`` with the Poisson
+    tail ``T_m = P(K > m)``, evaluated by Horner's rule and cut at ``m = lambda + 12 sqrt(lambda)
+    + 40``, where the tail is below 1e-16 (the cut keeps ``F`` non-decreasing).
+    """
+    if not math.isfinite(lam) or lam <= 0:
+        raise ValueError(f"lam must be a finite number > 0, got lam={lam!r}")
+    xs = np.asarray(x, dtype=np.float64)
+    inner = (xs > 0.0) & (xs < 1.0)
+    u = -np.log(np.where(inner, xs, 0.5))
+    poly = np.zeros_like(u)
+    for c in _poisson_poly_coefficients(float(lam)):
+        poly = poly * u + c
+    out = np.where(inner, xs * poly, np.where(xs >= 1.0, 1.0, 0.0))
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
 
 
 def influence_density(x: npt.ArrayLike, depth: float, attn_share: float) -> FloatArray:
