@@ -13,7 +13,6 @@ linear CDF), which saves to and loads from a versioned JSON file.
 
 from __future__ import annotations
 
-import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -286,14 +285,13 @@ class TabulatedProfile(InfluenceProfile):
 
     @classmethod
     def load(cls, path: str | Path) -> TabulatedProfile:
-        """Read a profile written by :meth:`save` (see :func:`load_profile`).
-
-        Raises:
-            ValueError: the file holds another kind of profile, or see :func:`load_profile`.
-        """
+        """Read a profile written by :meth:`save` (see :func:`load_profile`)."""
         profile = load_profile(path)
         if not isinstance(profile, TabulatedProfile):
-            raise ValueError(f"path={str(path)!r} holds a {type(profile).__name__}, not a table")
+            raise ValueError(
+                f"profile file path={str(path)!r} holds a {profile.name!r} profile, "
+                "not a table: use load_profile"
+            )
         return profile
 
     def __hash__(self) -> int:
@@ -305,15 +303,12 @@ class TabulatedProfile(InfluenceProfile):
         return (self.weights, self.kind) == (other.weights, other.kind)
 
 
-#: Profile kinds whose class lives in a module built on this one, imported when such a profile is
-#: read: ``"fitted"`` is :class:`bookend.fitted.FittedProfile`.
-EXTERNAL_KINDS = {"fitted": ("bookend.fitted", "FittedProfile")}
-
-
 def profile_from_json(data: Any, *, where: str = "profile") -> InfluenceProfile:
-    """A profile from its JSON object (the ``to_json()`` form), checking its shape first: the one
-    place where profile files, inline profiles in configs and the adapters' serialised ``model``
-    become profiles. ``where`` names the input in error messages (a path, or ``model``).
+    """A profile from its JSON object (the ``to_json()`` form), checking its shape first: a
+    measured table (:meth:`TabulatedProfile.to_json`) or, for ``"kind": "fitted"``, a fitted
+    profile (:meth:`bookend.fitted.FittedProfile.to_json`).
+
+    ``where`` names the input in error messages (a path, or ``model``).
 
     Raises:
         ValueError: not an object, not a bookend profile (a Hugging Face ``config.json`` is named
@@ -335,17 +330,10 @@ def profile_from_json(data: Any, *, where: str = "profile") -> InfluenceProfile:
             f"{where} is not a bookend profile: format={data.get('format')!r} "
             f"(expected {PROFILE_FORMAT!r}){hint}"
         )
-    external = EXTERNAL_KINDS.get(str(data.get("kind")))
-    if external is not None:
-        module, name = external
-        try:
-            kind_class = getattr(importlib.import_module(module), name)
-        except ImportError:
-            raise ValueError(
-                f"{where} is a {data.get('kind')!r} profile, which this bookend cannot read"
-            ) from None
-        loaded: InfluenceProfile = kind_class.from_json(data)
-        return loaded
+    if data.get("kind") == "fitted":
+        from bookend.fitted import FittedProfile  # fitted builds on this module
+
+        return FittedProfile.from_json(data)
     if not isinstance(data.get("weights"), list):
         raise ValueError(
             f"{where} needs 'weights', a list of numbers, got weights={data.get('weights')!r}"

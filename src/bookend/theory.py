@@ -200,10 +200,10 @@ def span_mass(
 @lru_cache(maxsize=256)
 def _poisson_poly_coefficients(lam: float) -> tuple[float, ...]:
     """``c_m = T_m / m!`` with ``T_m = P(Poisson(lambda) > m)``, highest degree first."""
-    from scipy.special import gammainc  # once per lambda (cached); keeps `import bookend` light
+    from scipy.special import gammainc, gammaln  # cached per lambda; keeps `import bookend` light
 
     m = np.arange(int(lam + 12.0 * math.sqrt(lam) + 40.0), dtype=np.float64)
-    coeffs = np.exp(np.log(np.maximum(gammainc(m + 1, lam), 1e-300)) - _lgamma(m + 1))
+    coeffs = np.exp(np.log(np.maximum(gammainc(m + 1, lam), 1e-300)) - gammaln(m + 1))
     return tuple(coeffs[::-1].tolist())
 
 

@@ -365,7 +365,7 @@ def _rope_off(args: argparse.Namespace, run: _Measured) -> dict[str, Any]:
 def _write_validate_outputs(
     args: argparse.Namespace, run: _Measured, report: dict[str, Any]
 ) -> None:
-    """``--json``, ``--plot`` and ``--profile-out``."""
+    """``--json``, ``--plot``, ``--profile-out`` and ``--fitted-out``."""
     from bookend.validate import runner
 
     if args.json_path:
@@ -380,6 +380,8 @@ def _write_validate_outputs(
             spread, band = f"{args.seeds} seeds x {inputs} input(s)", "seed band"
         title = f"{run.label}: N={args.tokens}, {spread}, {args.probes} probes"
         plot_profile(report, args.plot, title=title, band_label=band)
+    if not (args.profile_out or args.fitted_out):
+        return
     metadata = {"settings": run.settings, "fit": report["fit"], "nominal": report["nominal"]}
     measured = runner.measured_profile(run.measurement, label=run.label, metadata=metadata)
     if args.profile_out:
