@@ -17,6 +17,9 @@ from bookend import Bookend, ModelSpec, PlacementConfig, TabulatedProfile, Theor
 from bookend.config import profile_ref
 
 SLOTS = TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured")
+FITTED = bookend.load_profile(
+    Path(__file__).resolve().parents[1] / "bench/validator/smollm2-135m-fitted-profile.json"
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +31,7 @@ SLOTS = TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measu
         ModelSpec(depth=30, attn_share=0.05),
         TheoryProfile(ModelSpec(depth=30, attn_share=0.05)),
         SLOTS,
+        FITTED,
     ],
 )
 def test_config_round_trips_through_json(model: Any) -> None:
@@ -70,6 +74,8 @@ def test_every_field_is_described() -> None:
         ({"lengths": "chars"}, "lengths='chars'"),
         ({"model": 12}, "model=12"),
         ({"model": {"layers": 3}}, "an inline model must be"),
+        ({"model": {"depth": 0}}, "model.depth=0: Input should be greater than or equal to 1"),
+        ({"model": {"depth": 3, "layers": 2}}, "unknown field model.layers=2"),
         ({"model": "gpt-5"}, "did you mean"),
     ],
 )

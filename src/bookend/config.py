@@ -129,8 +129,8 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
 
     Accepts an :class:`InfluenceProfile`, a :class:`ModelSpec` or an inline ``{"depth", ...}``
     spec, a profile JSON object, a preset name (``"llama-3.1-8b"``), a published curve
-    (``"liu2023:gpt-3.5-turbo"``) or the path of a profile JSON file (read on every call, so a
-    rewritten file is seen).
+    (``"liu2023:gpt-3.5-turbo"``) or the path of a profile JSON file (read again whenever the file
+    changes).
     """
     if isinstance(model, InfluenceProfile):
         return model
@@ -270,9 +270,11 @@ def validation_message(exc: ValidationError) -> str:
     listed with the known ones."""
     parts = []
     for err in exc.errors():
-        name = ".".join(str(p) for p in err["loc"][:1]) or "settings"
+        name = ".".join(str(p) for p in err["loc"]) or "settings"
         value = err.get("input")
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and len(err["loc"]) > 1:
+            parts.append(f"unknown field {name}={value!r}")
+        elif err["type"] == "extra_forbidden":
             known = ", ".join(PlacementConfig.model_fields)
             parts.append(f"unknown setting {name}={value!r} (settings: {known})")
         else:
