@@ -189,9 +189,10 @@ class PlacementConfig(BaseModel):
     )
     weight_rule: WeightRule = Field(
         default=DEFAULT_WEIGHT_RULE,
-        description="How the influence on a chunk's tokens becomes its weight: 'mass' (total "
-        "influence in units of a mean-length chunk, so no chunk gains weight by being shorter), "
-        "'anchored', 'density' or 'slot' (rank-only); see bookend.weighing.",
+        description="How the influence on a chunk's span becomes its weight: 'slot' (the default: "
+        "the weight of its document slot, every chunk at the mean length, so no chunk gains or "
+        "loses weight by its length), 'mass' (total influence per mean chunk length), 'anchored' "
+        "or 'density'; see bookend.weighing.",
     )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     top_k: Count | None = Field(

@@ -3,9 +3,10 @@
 The objective of an order is ``sum_p r[o_p] · w_p``: the relevance of the chunk in position ``p``
 times the weight of its span under a weight rule (:mod:`bookend.weighing`).
 
-* Equal lengths: the slot weights are fixed, so sorting chunks by relevance into slots sorted by
-  weight is optimal (rearrangement inequality), whatever the rule.
-* The ``mass`` rule (the default) on a profile whose density does not rise before the final token
+* Equal lengths, and the ``slot`` rule (the default) whatever the lengths: the slot weights are
+  fixed, so sorting chunks by relevance into slots sorted by weight is optimal (rearrangement
+  inequality).
+* The ``mass`` rule on a profile whose density does not rise before the final token
   (every theory profile): the relevance order with one chunk moved to the end is optimal (exchange
   argument, :mod:`bookend.weighing`), so the ``K`` such orders are compared directly (above
   ``K = 64``, only the likeliest chunks are tried at the end).

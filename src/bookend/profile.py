@@ -90,7 +90,7 @@ class InfluenceProfile(ABC):
 
         Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i`` in a
         sequence of ``N = prefix + sum(l) + suffix`` tokens; ``rule`` (default: the library's
-        default, ``"mass"``) says how the mass ``F(e_i / N) - F(s_i / N)`` becomes a weight (see
+        default, ``"slot"``) says how the mass ``F(e_i / N) - F(s_i / N)`` becomes a weight (see
         :mod:`bookend.weighing`). With equal lengths every rule gives the mean influence density,
         1.0 being a uniform share.
         """

@@ -271,7 +271,7 @@ _RULE_TEXT: dict[str, str] = {
     "mass": "influence on the chunk's tokens per mean chunk length",
     "anchored": "mean influence density, point masses per mean chunk length",
     "density": "mean influence density over the chunk's span",
-    "slot": "slot weight with every chunk at the mean length (rank-only)",
+    "slot": "weight of the document slot, every chunk at the mean length",
 }
 
 
