@@ -76,7 +76,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
     argv += ["--compare", "liu2023:gpt-3.5-turbo"]
     assert _run([*argv, "--json", str(report)]) == 0
     printed = capsys.readouterr().out
-    assert "fitted - table" in printed
+    assert "fitted minus this profile" in printed
     data = json.loads(report.read_text())
     assert data["holdout"]["train_cells"] == ["K=2 filler 0-0"]
     assert data["holdout"]["heldback_cells"] == [

@@ -135,12 +135,13 @@ def test_heldback_report_prefers_the_true_family_on_an_unseen_cell() -> None:
         scores["fitted"]["log_likelihood_per_outcome"]
         > scores["uniform"]["log_likelihood_per_outcome"]
     )
-    diff = report["fitted_minus_table"]
+    diff = report["fitted_minus"]["slot table (stretched)"]
     assert diff["log_likelihood_per_outcome"] > 0
     assert diff["log_likelihood_ci95"][0] > 0
     assert diff["brier"] < 0
     assert len(report["observed_by_slot"]) == 14
-    assert "fitted - table" in heldback_summary(report)
+    assert "slot table (stretched): " in heldback_summary(report)
+    assert "fitted" not in report["fitted_minus"]
 
 
 def test_outcomes_json_round_trip_and_validation() -> None:
