@@ -148,7 +148,9 @@ def heldback_report(
     candidates.update({name: (p, None) for name, p in (others or {}).items()})
     scored = {name: _score(p, train, heldback, slope) for name, (p, slope) in candidates.items()}
     y = outcome_values(heldback, "correct")
-    items = np.array([o.item_id for o in heldback], dtype=np.int64)
+    # An item is one (cell, item id): cells reuse ids for different items.
+    keys = sorted({(o.cell, o.item_id) for o in heldback})
+    items = np.array([keys.index((o.cell, o.item_id)) for o in heldback], dtype=np.int64)
     slots = np.array([o.slot for o in heldback])
     _, fit_ll, fit_sq = scored["fitted"]
     differences = {}
