@@ -15,8 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bookend
-from bookend import Layout, ModelSpec, TabulatedProfile, TheoryProfile, reorder
-from bookend.profile import InfluenceProfile, available_profile_presets, resolve_profile
+from bookend import (
+    InfluenceProfile,
+    Layout,
+    ModelSpec,
+    TabulatedProfile,
+    TheoryProfile,
+    available_profile_presets,
+    reorder,
+    resolve_profile,
+)
 from bookend.weighing import WEIGHT_RULES, ChunkWeigher
 
 END_HEAVY: list[InfluenceProfile] = [

@@ -41,8 +41,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bookend.arrays import FloatArray
 from bookend.profile import PROFILE_FORMAT, InfluenceProfile
-from bookend.theory import FloatArray, poisson_cdf
+from bookend.theory import poisson_cdf
 
 __all__ = ["FITTED_KIND", "FITTED_VERSION", "FittedProfile"]
 

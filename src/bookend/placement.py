@@ -8,7 +8,7 @@ times the weight of its span under a weight rule (:mod:`bookend.weighing`).
 * The ``mass`` rule (the default) on a profile whose density does not rise before the final token
   (every theory profile): the relevance order with one chunk moved to the end is optimal (exchange
   argument, :mod:`bookend.weighing`), so the ``K`` such orders are compared directly (above
-  ``K = 64``, with the likeliest chunks at the end only).
+  ``K = 64``, only the likeliest chunks are tried at the end).
 * Otherwise, unequal lengths: a chunk's weight depends only on the total length placed before it,
   so a dynamic programme over subsets is exact in ``O(2^K · K)``; it is used up to ``exact_max_k``
   chunks. Beyond, a local search with swap and insertion moves runs from several starts (relevance
@@ -28,8 +28,9 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
+from bookend.profile import InfluenceProfile
 from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
 
 __all__ = [
@@ -334,23 +335,17 @@ def _repair_groups(order: IntArray, group_id: IntArray | None) -> IntArray:
 
 
 def _end_candidates(relevance: FloatArray, weigher: ChunkWeigher) -> IntArray:
-    """Chunks worth trying in the final slot: all of them up to ``2·END_CANDIDATES``, else the
-    most relevant and the highest relevance per divisor (the final slot also holds any point
-    mass)."""
+    """Chunks worth trying in the final slot: all of them up to ``2·END_CANDIDATES``; beyond, the
+    ``END_CANDIDATES / 4`` best by relevance, by relevance per divisor, by relevance times length
+    and by length (the final slot holds the point masses and, under ``mass``, rewards long
+    chunks)."""
     k = relevance.size
     if k <= 2 * END_CANDIDATES:
         return np.arange(k, dtype=np.int64)
-    by_ratio = np.argsort(-relevance / weigher.continuous_divisor, kind="stable")
-    longest = np.argsort(-weigher.lengths, kind="stable")
-    return np.unique(
-        np.concatenate(
-            (
-                by_ratio[:END_CANDIDATES],
-                rank_order(relevance)[:END_CANDIDATES],
-                longest[: END_CANDIDATES // 4],
-            )
-        )
-    ).astype(np.int64)
+    lengths = weigher.lengths
+    keys = (relevance, relevance / weigher.continuous_divisor, relevance * lengths, lengths)
+    best = [np.argsort(-key, kind="stable")[: END_CANDIDATES // 4] for key in keys]
+    return np.unique(np.concatenate(best)).astype(np.int64)
 
 
 def _ends_rotated(base: IntArray, ends: IntArray) -> IntArray:

@@ -10,9 +10,10 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
 from bookend.placement import alternate_order, rank_order
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.profile import InfluenceProfile
 from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
 
 __all__ = ["ChunkSlot", "Placement"]

@@ -37,8 +37,9 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
+from bookend.profile import InfluenceProfile
 
 __all__ = [
     "DEFAULT_WEIGHT_RULE",
@@ -162,6 +163,8 @@ class ChunkWeigher:
     def weights_of_orders(self, orders: npt.ArrayLike) -> FloatArray:
         """Per row of ``orders`` (shape ``(M, K)`` or ``(K,)``), the weight of each position."""
         idx = np.asarray(orders, dtype=np.int64)
+        if idx.shape[-1] == 0:
+            return np.zeros(idx.shape)
         lens = self.lengths[idx]
         zero = np.zeros((*idx.shape[:-1], 1))
         # One profile evaluation for all edges of all rows: per-call overhead dominates at small K.

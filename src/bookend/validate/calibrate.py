@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from bookend.arrays import FloatArray
 from bookend.profile import TabulatedProfile
 from bookend.validate.outcomes import SlotOutcome
 from bookend.validate.probe import ProbeItem
@@ -44,7 +45,6 @@ __all__ = [
     "wilson_interval",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 METRICS = ("accuracy", "candidate_prob")
 _Z95 = 1.959963984540054
 
