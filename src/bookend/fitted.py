@@ -45,7 +45,7 @@ from bookend.arrays import FloatArray
 from bookend.profile import PROFILE_FORMAT, InfluenceProfile
 from bookend.theory import poisson_cdf
 
-__all__ = ["FITTED_KIND", "FITTED_VERSION", "FittedProfile"]
+__all__ = ["FITTED_KIND", "FITTED_VERSION", "PARAMETERS", "FittedProfile"]
 
 FITTED_KIND = "fitted"
 FITTED_VERSION = 1

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
+from bookend.arrays import FloatArray
 from bookend.profile import InfluenceProfile, TabulatedProfile
 from bookend.validate.fit_profile import (
     OutcomeFit,
@@ -43,7 +44,6 @@ from bookend.validate.outcomes import SlotOutcome
 
 __all__ = ["heldback_report", "heldback_summary"]
 
-FloatArray = npt.NDArray[np.float64]
 _BOOTSTRAP = 2000
 
 
