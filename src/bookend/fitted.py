@@ -205,12 +205,24 @@ class FittedProfile(InfluenceProfile):
                 f"unsupported fitted profile version={version!r} "
                 f"(this bookend reads {FITTED_VERSION})"
             )
-        params = data.get("parameters", {})
+        params, errors, metadata = (
+            data.get(key, {}) for key in ("parameters", "standard_errors", "metadata")
+        )
+        for key, value in (("parameters", params), ("standard_errors", errors)):
+            if not isinstance(value, Mapping):
+                raise ValueError(f"{key} must be a JSON object, got {key}={value!r}")
+        if not isinstance(metadata, Mapping):
+            raise ValueError(f"metadata must be a JSON object, got metadata={metadata!r}")
         missing = {"lam", "tau_tokens", "recency_mass", "floor_mass", "reference_tokens"} - set(
             params
         )
         if missing:
             raise ValueError(f"fitted profile parameters missing: {sorted(missing)}")
+        bad = {
+            k: v for k, v in errors.items() if isinstance(v, bool) or not isinstance(v, int | float)
+        }
+        if bad:
+            raise ValueError(f"standard_errors must be numbers, got {bad!r}")
         return cls(
             lam=params["lam"],
             tau_tokens=params["tau_tokens"],
@@ -218,8 +230,8 @@ class FittedProfile(InfluenceProfile):
             floor_mass=params["floor_mass"],
             reference_tokens=params["reference_tokens"],
             label=str(data.get("label", "fitted")),
-            standard_errors={str(k): float(v) for k, v in data.get("standard_errors", {}).items()},
-            metadata=dict(data.get("metadata", {})),
+            standard_errors={str(k): float(v) for k, v in errors.items()},
+            metadata=dict(metadata),
         )
 
     def __hash__(self) -> int:
