@@ -99,7 +99,6 @@ def _score(
     prob = 1.0 / (1.0 + np.exp(-eta))
     log_lik = bernoulli_log_likelihood(eta, y_held)
     squared = (prob - y_held) ** 2
-    slots = np.array([o.slot for o in heldback])
     block = {
         "slope": b,
         "train_log_likelihood_per_outcome": float(
@@ -107,9 +106,22 @@ def _score(
         ),
         "log_likelihood_per_outcome": float(log_lik.mean()),
         "brier": float(squared.mean()),
-        "predicted_by_slot": [float(prob[slots == k].mean()) for k in range(slots.max() + 1)],
+        "predicted_by_slot": _by_cell_and_slot(heldback, prob),
     }
     return block, log_lik, squared
+
+
+def _by_cell_and_slot(
+    outcomes: Sequence[SlotOutcome], values: FloatArray
+) -> dict[str, list[float]]:
+    """Mean of ``values`` per slot, for each cell (keyed by :func:`cell_label`)."""
+    out = {}
+    for cell in sorted({o.cell for o in outcomes}):
+        rows = [i for i, o in enumerate(outcomes) if o.cell == cell]
+        slots = np.array([outcomes[i].slot for i in rows])
+        vals = values[rows]
+        out[cell_label(cell)] = [float(vals[slots == k].mean()) for k in range(cell[0])]
+    return out
 
 
 def _bootstrap(
@@ -151,7 +163,6 @@ def heldback_report(
     # An item is one (cell, item id): cells reuse ids for different items.
     keys = sorted({(o.cell, o.item_id) for o in heldback})
     items = np.array([keys.index((o.cell, o.item_id)) for o in heldback], dtype=np.int64)
-    slots = np.array([o.slot for o in heldback])
     _, fit_ll, fit_sq = scored["fitted"]
     differences = {}
     for name, (_, log_lik, squared) in scored.items():
@@ -170,7 +181,7 @@ def heldback_report(
         "n_heldback_outcomes": len(heldback),
         "n_heldback_items": int(np.unique(items).size),
         "table": {"label": table.label, "floored_label": floored.label},
-        "observed_by_slot": [float(y[slots == k].mean()) for k in range(slots.max() + 1)],
+        "observed_by_slot": _by_cell_and_slot(heldback, y),
         "profiles": {name: block for name, (block, _, _) in scored.items()},
         "fitted_minus": differences,
     }
