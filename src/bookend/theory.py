@@ -216,15 +216,17 @@ def poisson_cdf(x: npt.ArrayLike, lam: float) -> FloatArray:
     (``Q`` the regularized upper incomplete gamma function). As in :func:`influence_cdf` this is
     the positive polynomial ``F(x) = x · sum_m T_m u^m / m!`` in ``u = ln 1/x`` with the Poisson
     tail ``T_m = P(K > m)``, evaluated by Horner's rule and cut at ``m = lambda + 12 sqrt(lambda)
-    + 40``, where the tail is below 1e-16 (the cut keeps ``F`` non-decreasing).
+    + 40``, where the tail is below 1e-16 (the cut keeps ``F`` non-decreasing). As there, terms
+    that cannot reach ``1e-17`` of the constant term at the largest ``u`` in the batch are skipped.
     """
     if not math.isfinite(lam) or lam <= 0:
         raise ValueError(f"lam must be a finite number > 0, got lam={lam!r}")
     xs = np.asarray(x, dtype=np.float64)
     inner = (xs > 0.0) & (xs < 1.0)
     u = -np.log(np.where(inner, xs, 0.5))
+    coeffs = _poisson_poly_coefficients(float(lam))
     poly = np.zeros_like(u)
-    for c in _poisson_poly_coefficients(float(lam)):
+    for c in coeffs[_leading_negligible(coeffs, float(u.max(initial=0.0))) :]:
         poly = poly * u + c
     out = np.where(inner, xs * poly, np.where(xs >= 1.0, 1.0, 0.0))
     return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)

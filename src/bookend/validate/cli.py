@@ -159,6 +159,9 @@ def _add_calibrate(subparsers: Any) -> None:
     p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     p.add_argument("--json", dest="json_path", help="write the JSON report (with outcomes) here")
     p.add_argument("--plot", help="write the PNG slot curves of the slot table here")
+    p.add_argument(
+        "--holdout-plot", help="write the PNG of held-back accuracy by slot against predictions"
+    )
     p.set_defaults(func=_guarded(_run_calibrate), command_name="calibrate")
 
 
@@ -523,6 +526,18 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         others = {name: resolve_profile(name) for name in args.compare}
         report["holdout"] = heldback_report(fit, table, train, heldback, others)
         print(heldback_summary(report["holdout"]))
+        if args.holdout_plot:
+            from bookend.validate.plot import plot_heldback
+
+            trained = ", ".join(report["holdout"]["train_cells"])
+            plot_heldback(
+                report["holdout"],
+                args.holdout_plot,
+                title=f"{name}: held-back cells against predictions fitted on {trained}",
+                skip=("fitted (slope 1)",),
+            )
+    elif args.holdout_plot:
+        raise ValueError("--holdout-plot needs held-back cells (--holdout-docs, --holdout-filler)")
     if args.json_path:
         _write_json(args.json_path, report)
     if args.plot:

@@ -44,7 +44,15 @@ from bookend.fitted import PARAMETERS, FittedProfile
 from bookend.profile import InfluenceProfile, TabulatedProfile
 from bookend.validate.outcomes import SlotOutcome
 
-__all__ = ["OutcomeFit", "fit_outcomes", "fit_position_profile", "log_influence"]
+__all__ = [
+    "OutcomeFit",
+    "bernoulli_log_likelihood",
+    "cell_label",
+    "fit_outcomes",
+    "fit_position_profile",
+    "log_influence",
+    "outcome_values",
+]
 
 Target = Literal["correct", "candidate_prob"]
 _TINY = 1e-300
