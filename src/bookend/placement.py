@@ -13,8 +13,9 @@ times the weight of its span under a weight rule (:mod:`bookend.weighing`).
 * Otherwise, unequal lengths: a chunk's weight depends only on the total length placed before it,
   so a dynamic programme over subsets is exact in ``O(2^K · K)``; it is used up to ``exact_max_k``
   chunks. Beyond, a local search with swap and insertion moves runs from several starts (relevance
-  per divisor, ``r / l`` or ``r / lbar``, with each likely chunk at the end; the sorted, alternate
-  and relevance orders) and keeps the best, so it is never worse than the sorted start.
+  per divisor, ``r / l`` or ``r / lbar``, with each likely chunk at the end; the sorted assignment
+  into equal-length slot weights; the alternate and relevance orders) and keeps the best, so it is
+  never worse than any of them.
 * Source groups (chunks that must keep their original relative order) are precedence constraints:
   exact in the dynamic programme, kept by every move of the local search; the fixed patterns
   (``alternate``, ``relevance``) give each group's positions to its members in input order.
@@ -418,9 +419,12 @@ def _optimal(
     if k <= exact_max_k:
         return exact_order(relevance, weigher, groups)
     ratio = _ratio_starts(relevance, weigher)
+    mean = float(weigher.lengths.mean())
+    slots = _equal_slot_ranking(weigher.profile, weigher.prefix, weigher.total, k, mean)
     starts = np.vstack(
         (
             ratio[_first_best(weigher.objectives(ratio, relevance))],
+            _sorted_assignment(relevance, slots),
             alternate_order(relevance),
             rank_order(relevance),
         )
