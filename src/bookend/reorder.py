@@ -27,7 +27,12 @@ from bookend.placement import (
 )
 from bookend.profile import InfluenceProfile
 from bookend.result import Placement
-from bookend.tokens import TokenCounterLike, make_token_counter
+from bookend.tokens import (
+    CHARS_PER_TOKEN,
+    TokenCounterLike,
+    approx_token_count,
+    make_token_counter,
+)
 from bookend.weighing import WeightRule
 
 __all__ = [
@@ -307,6 +312,10 @@ class Bookend(Generic[T]):
                 )
             return arr
         texts: Sequence[Any] = items if self._text is None else [self._text(i) for i in items]
+        if self._count is approx_token_count and all(type(t) is str for t in texts):
+            # The default counter, vectorised: ceil(chars / 4), at least one token.
+            chars = np.fromiter(map(len, texts), dtype=np.float64, count=n)
+            return np.maximum(np.ceil(chars / CHARS_PER_TOKEN), 1.0)
         counts = []
         for i, text in enumerate(texts):
             if not isinstance(text, str):
