@@ -35,6 +35,7 @@ unit whatever its tokens, and whatever surrounds the chunks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -116,23 +117,26 @@ class ChunkWeigher:
                 profile, as one slot each.
         """
         lens = np.asarray(lengths, dtype=np.float64)
-        if lens.ndim != 1 or (lens.size and not (np.all(np.isfinite(lens)) and lens.min() > 0)):
+        # min > 0 fails for NaN too; a finite sum rules out infinities (two reductions, no scan).
+        total_length = float(lens.sum()) if lens.ndim == 1 else math.nan
+        if lens.ndim != 1 or (lens.size and not (lens.min() > 0 and math.isfinite(total_length))):
             raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
         lay = layout or Layout()
         front, back = (float(f) for f in fixed)
-        n_fixed = (front > 0) + (back > 0)
+        count = lens.size + (front > 0) + (back > 0)
+        mean = (total_length + front + back) / count if count else 1.0
         if profile.per_document or rule == "slot":
-            unit = 1.0 if profile.per_document else _mean_length(lens, front, back, n_fixed)
-            lens = np.full(lens.size, unit)
-            front, back = (unit if front > 0 else 0.0), (unit if back > 0 else 0.0)
+            mean = 1.0 if profile.per_document else mean
+            lens = np.full(lens.size, mean)
+            total_length = mean * lens.size
+            front, back = (mean if front > 0 else 0.0), (mean if back > 0 else 0.0)
         if profile.per_document:
             prefix, suffix = front, back
         else:
             prefix = lay.prefix_tokens + front
             suffix = lay.suffix_tokens + back
-        mean = _mean_length(lens, front, back, n_fixed)
-        shared = np.full(lens.size, mean)
         # Under "slot" (and per-document profiles) every length already is the mean.
+        shared = lens if rule == "slot" else np.full(lens.size, mean)
         divisor = shared if rule == "mass" else lens
         point = shared if rule == "anchored" and profile.has_point_masses else None
         return cls(
@@ -140,7 +144,7 @@ class ChunkWeigher:
             rule=rule,
             lengths=lens,
             prefix=float(prefix),
-            total=float(prefix + lens.sum() + suffix),
+            total=float(prefix + total_length + suffix),
             continuous_divisor=divisor,
             point_divisor=point,
         )
@@ -196,10 +200,7 @@ class ChunkWeigher:
     @property
     def equal_lengths(self) -> bool:
         """Whether every movable chunk has the same frame length (weights depend on slots only)."""
+        if self.rule == "slot" or self.profile.per_document:
+            return True  # every length was set to the mean
         lens = self.lengths
         return bool(lens.size == 0 or lens.min() == lens.max())
-
-
-def _mean_length(lens: FloatArray, front: float, back: float, n_fixed: int) -> float:
-    count = lens.size + n_fixed
-    return float((lens.sum() + front + back) / count) if count else 1.0
