@@ -6,6 +6,7 @@
 ('second', 'best')
 """
 
+from bookend.evaluation import EvalResult, evaluate
 from bookend.placement import STRATEGIES, Strategy
 from bookend.profile import (
     InfluenceProfile,
@@ -35,6 +36,7 @@ __all__ = [
     "STRATEGIES",
     "Bookend",
     "ChunkSlot",
+    "EvalResult",
     "InfluenceProfile",
     "Layout",
     "ModelLike",
@@ -46,6 +48,7 @@ __all__ = [
     "__version__",
     "available_presets",
     "available_profile_presets",
+    "evaluate",
     "load_profile",
     "relevance_from_scores",
     "reorder",

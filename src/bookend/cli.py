@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from bookend.corpus import load_demo_corpus
+from bookend.evaluation.cli import register as register_eval
 from bookend.placement import STRATEGIES
 from bookend.plot import matplotlib_available, plot_placement
 from bookend.profile import Layout, TheoryProfile, available_profile_presets, resolve_profile
@@ -251,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre.set_defaults(func=_cmd_presets)
 
     register_validate(sub)
+    register_eval(sub)
     return parser
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "SPLIT_OFFSETS",
     "ProbeItem",
     "generate_items",
+    "render_prompt",
 ]
 
 SPLIT_OFFSETS = {"calibration": 0, "evaluation": 1_000_000}
@@ -158,13 +159,20 @@ class ProbeItem:
         indices = list(range(len(self.documents))) if order is None else list(order)
         if sorted(indices) != list(range(len(self.documents))):
             raise ValueError(f"order must be a permutation of range({len(self.documents)})")
-        body = "\n\n".join(
-            f"Document {slot + 1}: {self.documents[k]}" for slot, k in enumerate(indices)
+        return render_prompt(
+            [self.documents[k] for k in indices], self.question, self.answer_prefix
         )
-        return (
-            "Read the documents and answer the question.\n\n"
-            f"{body}\n\nQuestion: {self.question}\nAnswer: {self.answer_prefix}"
-        )
+
+
+def render_prompt(documents: Sequence[str], question: str, answer_prefix: str = "") -> str:
+    """The completion-style lookup prompt: instruction, numbered documents in the given order,
+    the question, and ``"Answer:"`` followed by ``answer_prefix`` (the answer follows as
+    ``" " + answer``). No chat template: base and instruction-tuned models both continue it."""
+    body = "\n\n".join(f"Document {slot + 1}: {text}" for slot, text in enumerate(documents))
+    answer = f"Answer: {answer_prefix}" if answer_prefix else "Answer:"
+    return (
+        f"Read the documents and answer the question.\n\n{body}\n\nQuestion: {question}\n{answer}"
+    )
 
 
 def _entities(family: str, rng: random.Random, n: int) -> list[str]:
