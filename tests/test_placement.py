@@ -21,15 +21,35 @@ from bookend.placement import (
     strategy_order,
 )
 from bookend.profile import InfluenceProfile
+from bookend.weighing import WEIGHT_RULES, ChunkWeigher, WeightRule
 
 PROFILES: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
     TheoryProfile(ModelSpec(depth=12, attn_share=0.2)),
     TabulatedProfile(weights=(5.0, 1.0, 0.5, 0.2, 0.4, 3.0), kind="slot"),
+    # A measured token-level U: a first-token sink, a valley, recency.
+    TabulatedProfile(weights=(9.0, 2.0, 1.0, 0.5, 0.4, 0.6, 1.5, 4.0), kind="position"),
 ]
 LAYOUTS = [Layout(), Layout(prefix_tokens=120, suffix_tokens=40)]
 
 relevances = st.lists(st.floats(min_value=0, max_value=1), min_size=2, max_size=7)
+
+
+Problem = tuple[np.ndarray, np.ndarray, int, int, WeightRule]
+
+
+@st.composite
+def problems(draw: st.DrawFn, max_k: int = 7) -> Problem:
+    k = draw(st.integers(min_value=2, max_value=max_k))
+    rel = draw(st.lists(st.floats(0, 1), min_size=k, max_size=k))
+    lens = draw(st.lists(st.integers(1, 500), min_size=k, max_size=k))
+    return (
+        np.array(rel),
+        np.array(lens, dtype=float),
+        draw(st.integers(0, len(PROFILES) - 1)),
+        draw(st.integers(0, len(LAYOUTS) - 1)),
+        draw(st.sampled_from(WEIGHT_RULES)),
+    )
 
 
 def _brute_force(
@@ -37,6 +57,7 @@ def _brute_force(
     lens: np.ndarray,
     profile: InfluenceProfile,
     layout: Layout,
+    rule: WeightRule,
     groups: list[int | None] | None = None,
 ) -> float:
     best = -np.inf
@@ -51,62 +72,60 @@ def _brute_force(
                     seen[g] = i
             if not ok:
                 continue
-        best = max(best, objective(perm, rel, lens, profile, layout))
+        best = max(best, objective(perm, rel, lens, profile, layout, rule))
     return best
 
 
-@st.composite
-def problems(draw: st.DrawFn, max_k: int = 7) -> tuple[np.ndarray, np.ndarray, int, int]:
-    k = draw(st.integers(min_value=2, max_value=max_k))
-    rel = draw(st.lists(st.floats(0, 1), min_size=k, max_size=k))
-    lens = draw(st.lists(st.integers(1, 500), min_size=k, max_size=k))
-    return (
-        np.array(rel),
-        np.array(lens, dtype=float),
-        draw(st.integers(0, len(PROFILES) - 1)),
-        draw(st.integers(0, len(LAYOUTS) - 1)),
-    )
-
-
 @given(problems())
-def test_exact_order_matches_brute_force(problem: tuple[np.ndarray, np.ndarray, int, int]) -> None:
-    rel, lens, p, lay = problem
-    order = exact_order(rel, lens, PROFILES[p], LAYOUTS[lay])
+def test_exact_order_matches_brute_force(problem: Problem) -> None:
+    rel, lens, p, lay, rule = problem
+    weigher = ChunkWeigher.build(PROFILES[p], lens, LAYOUTS[lay], rule)
+    order = exact_order(rel, weigher)
     assert sorted(order.tolist()) == list(range(rel.size))
-    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay])
-    assert got == pytest.approx(_brute_force(rel, lens, PROFILES[p], LAYOUTS[lay]), rel=1e-9)
-
-
-@given(problems(max_k=6), st.lists(st.sampled_from([None, 0, 1]), min_size=6, max_size=6))
-def test_exact_order_with_groups_matches_constrained_brute_force(
-    problem: tuple[np.ndarray, np.ndarray, int, int], group_pool: list[int | None]
-) -> None:
-    rel, lens, p, lay = problem
-    groups = group_pool[: rel.size]
-    order = exact_order(rel, lens, PROFILES[p], LAYOUTS[lay], groups)
-    for g in {0, 1}:
-        members = [i for i in order.tolist() if groups[i] == g]
-        assert members == sorted(members)
-    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay])
-    want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], groups)
+    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay], rule)
+    want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], rule)
     assert got == pytest.approx(want, rel=1e-9)
 
 
 @given(problems())
-def test_local_search_ends_in_a_local_optimum_no_worse_than_its_start(
-    problem: tuple[np.ndarray, np.ndarray, int, int],
+def test_optimal_order_matches_brute_force_on_every_path(problem: Problem) -> None:
+    """The structured path (``mass`` on theory profiles), the exact programme and sorting."""
+    rel, lens, p, lay, rule = problem
+    order = optimal_order(rel, lens, PROFILES[p], LAYOUTS[lay], rule=rule)
+    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay], rule)
+    want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], rule)
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+@given(problems(max_k=6), st.lists(st.sampled_from([None, 0, 1]), min_size=6, max_size=6))
+def test_exact_order_with_groups_matches_constrained_brute_force(
+    problem: Problem, group_pool: list[int | None]
 ) -> None:
-    rel, lens, p, lay = problem
+    rel, lens, p, lay, rule = problem
+    groups = group_pool[: rel.size]
+    order = optimal_order(rel, lens, PROFILES[p], LAYOUTS[lay], rule=rule, groups=groups)
+    for g in {0, 1}:
+        members = [i for i in order.tolist() if groups[i] == g]
+        assert members == sorted(members)
+    got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay], rule)
+    want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], rule, groups)
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+@given(problems())
+def test_local_search_ends_in_a_local_optimum_no_worse_than_its_start(problem: Problem) -> None:
+    rel, lens, p, lay, rule = problem
     profile, layout = PROFILES[p], LAYOUTS[lay]
+    weigher = ChunkWeigher.build(profile, lens, layout, rule)
     start = rank_order(rel)
-    before = objective(start, rel, lens, profile, layout)
-    order = local_search(start, rel, lens, profile, layout)
-    after = objective(order, rel, lens, profile, layout)
+    before = weigher.objective(start, rel)
+    order = local_search(start, rel, weigher)
+    after = weigher.objective(order, rel)
     assert sorted(order.tolist()) == list(range(rel.size))
     assert after >= before - 1e-12
     # No single swap or insertion improves on the result.
     for neighbour in _neighbourhood(order):
-        assert objective(neighbour, rel, lens, profile, layout) <= after + 1e-9 * abs(after)
+        assert weigher.objective(neighbour, rel) <= after + 1e-9 * abs(after)
 
 
 @given(
@@ -141,7 +160,7 @@ def test_equal_lengths_sorted_assignment_is_optimal(rel_list: list[float], p: in
     lens = np.full(rel.size, 64.0)
     order = optimal_order(rel, lens, PROFILES[p])
     got = objective(order, rel, lens, PROFILES[p])
-    assert got == pytest.approx(_brute_force(rel, lens, PROFILES[p], Layout()), rel=1e-9)
+    assert got == pytest.approx(_brute_force(rel, lens, PROFILES[p], Layout(), "density"), rel=1e-9)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8, 9])
@@ -165,19 +184,18 @@ def test_strategy_names() -> None:
 
 
 @given(problems(max_k=11), st.integers(5, 11))
-def test_heuristic_matches_the_exact_programme(
-    problem: tuple[np.ndarray, np.ndarray, int, int], k: int
-) -> None:
-    """Smith starts plus local search against the exact dynamic programme (K <= 11).
+def test_heuristic_matches_the_exact_programme(problem: Problem, k: int) -> None:
+    """Ratio starts plus local search against the exact dynamic programme (K <= 11).
 
     For theory profiles (non-increasing density plus the final token's delta) the heuristic is
     exact; for measured profiles whose density rises again it stays within half a percent.
     """
-    rel, lens, p, lay = problem
+    rel, lens, p, lay, rule = problem
     rel, lens = np.resize(rel, k), np.resize(lens, k)
     profile, layout = PROFILES[p], LAYOUTS[lay]
-    exact = objective(exact_order(rel, lens, profile, layout), rel, lens, profile, layout)
-    heuristic = optimal_order(rel, lens, profile, layout, exact_max_k=0)
-    got = objective(heuristic, rel, lens, profile, layout)
+    weigher = ChunkWeigher.build(profile, lens, layout, rule)
+    exact = weigher.objective(exact_order(rel, weigher), rel)
+    heuristic = optimal_order(rel, lens, profile, layout, rule=rule, exact_max_k=0)
+    got = weigher.objective(heuristic, rel)
     tolerance = 1e-9 if isinstance(profile, TheoryProfile) else 5e-3
     assert got >= exact * (1 - tolerance) - 1e-12

@@ -27,10 +27,12 @@ LLAMA = TheoryProfile(ModelSpec.preset("llama-3.1-8b"))
 
 def test_chunk_weight_is_mean_density_over_the_span() -> None:
     lengths = np.array([100.0, 300.0, 50.0, 550.0])
-    weights = LLAMA.chunk_weights(lengths)
+    weights = LLAMA.chunk_weights(lengths, rule="density")
     edges = np.concatenate(([0.0], np.cumsum(lengths))) / lengths.sum()
     mass = np.diff(influence_cdf(edges, 32, 1 / 32))
     np.testing.assert_allclose(weights, mass / (lengths / lengths.sum()))
+    # The default rule, mass: the same span mass per mean chunk length.
+    np.testing.assert_allclose(LLAMA.chunk_weights(lengths), mass * lengths.size)
     # Mass-weighted mean of the weights is the uniform share.
     assert float(weights @ lengths) / lengths.sum() == pytest.approx(1.0)
 

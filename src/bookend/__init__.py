@@ -7,6 +7,7 @@
 """
 
 from bookend.evaluation import EvalResult, evaluate
+from bookend.fitted import FittedProfile
 from bookend.placement import STRATEGIES, Strategy
 from bookend.profile import (
     InfluenceProfile,
@@ -37,6 +38,7 @@ __all__ = [
     "Bookend",
     "ChunkSlot",
     "EvalResult",
+    "FittedProfile",
     "InfluenceProfile",
     "Layout",
     "ModelLike",

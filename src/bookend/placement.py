@@ -1,19 +1,22 @@
 """Placement: the prompt order of chunks that gives the most relevant text the most influence.
 
 The objective of an order is ``sum_p r[o_p] · w_p``: the relevance of the chunk in position ``p``
-times that position's weight, the mean influence density over the chunk's span (see
-:meth:`bookend.profile.InfluenceProfile.chunk_weights`).
+times the weight of its span under a weight rule (:mod:`bookend.weighing`).
 
 * Equal lengths: the slot weights are fixed, so sorting chunks by relevance into slots sorted by
-  weight is optimal (rearrangement inequality).
-* Unequal lengths: a chunk's weight depends only on the total length placed before it, so a dynamic
-  programme over subsets is exact in ``O(2^K · K)``; it is used up to ``exact_max_k`` chunks.
-  Beyond, a local search with swap and insertion moves runs from several starts (Smith's rule
-  ``r / l`` with the best chunk at the end, the sorted, alternate and relevance orders) and keeps
-  the best, so it is never worse than the sorted start; for theory profiles the Smith start is
-  already optimal on every random instance we checked against the exact programme.
+  weight is optimal (rearrangement inequality), whatever the rule.
+* The ``mass`` rule (the default) on a profile whose density does not rise before the final token
+  (every theory profile): the relevance order with one chunk moved to the end is optimal (exchange
+  argument, :mod:`bookend.weighing`), so the ``K`` such orders are compared directly (above
+  ``K = 64``, only the likeliest chunks are tried at the end).
+* Otherwise, unequal lengths: a chunk's weight depends only on the total length placed before it,
+  so a dynamic programme over subsets is exact in ``O(2^K · K)``; it is used up to ``exact_max_k``
+  chunks. Beyond, a local search with swap and insertion moves runs from several starts (relevance
+  per divisor, ``r / l`` or ``r / lbar``, with each likely chunk at the end; the sorted, alternate
+  and relevance orders) and keeps the best, so it is never worse than the sorted start.
 * Source groups (chunks that must keep their original relative order) are precedence constraints:
-  exact in the dynamic programme, kept by every move of the local search.
+  exact in the dynamic programme, kept by every move of the local search; the fixed patterns
+  (``alternate``, ``relevance``) give each group's positions to its members in input order.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy.typing as npt
 
 from bookend.profile import InfluenceProfile, Layout
 from bookend.theory import FloatArray
+from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
 
 __all__ = [
     "STRATEGIES",
@@ -36,7 +40,6 @@ __all__ = [
     "local_search",
     "objective",
     "optimal_order",
-    "order_weights",
     "rank_order",
     "strategy_order",
 ]
@@ -49,8 +52,11 @@ STRATEGIES: tuple[Strategy, ...] = ("bookend", "alternate", "relevance")
 # adjacent swaps, which cost O(K) per pass.
 FULL_NEIGHBOURHOOD_MAX_K = 32
 _MAX_ROUNDS = 200
-# Above twice this many chunks, Smith starts try only the likeliest chunks at the end.
-SMITH_END_CANDIDATES = 32
+# Above twice this many chunks, starts try only the likeliest chunks at the end.
+END_CANDIDATES = 32
+# Relative tolerance under which two objective values count as equal: moves and starts are then
+# chosen by their fixed enumeration order, so rounding noise (a rescaled score) cannot flip them.
+_TIE = 1e-10
 
 
 def objective(
@@ -59,13 +65,11 @@ def objective(
     lengths: FloatArray,
     profile: InfluenceProfile,
     layout: Layout | None = None,
+    rule: WeightRule = DEFAULT_WEIGHT_RULE,
 ) -> float:
-    """``sum_p relevance[order[p]] · w_p`` with ``w`` the chunk weights of ``lengths[order]``."""
-    idx = np.asarray(order, dtype=np.int64)
-    if idx.size == 0:
-        return 0.0
-    weights = profile.chunk_weights(lengths[idx], layout)
-    return float(relevance[idx] @ weights)
+    """``sum_p relevance[order[p]] · w_p`` with ``w`` the weights of ``lengths[order]`` under
+    ``rule`` (chunks laid end to end in ``layout``)."""
+    return ChunkWeigher.build(profile, lengths, layout, rule).objective(order, relevance)
 
 
 def rank_order(relevance: FloatArray) -> IntArray:
@@ -83,10 +87,16 @@ def alternate_order(relevance: FloatArray) -> IntArray:
     return np.concatenate((ranked[0::2], ranked[1::2][::-1]))
 
 
+def _first_best(values: FloatArray) -> int:
+    """Index of the first value within :data:`_TIE` (relative) of the maximum."""
+    top = float(values.max())
+    return int(np.argmax(values >= top - _TIE * max(abs(top), 1e-300)))
+
+
 def _sorted_assignment(relevance: FloatArray, slot_ranking: IntArray) -> IntArray:
     """Most relevant chunk into the heaviest slot, and so on (ties: earlier slot, earlier chunk).
 
-    ``slot_ranking`` lists the slots by weight, heaviest first (see :func:`_slot_ranking_cached`).
+    ``slot_ranking`` lists the slots by weight, heaviest first (see :func:`_slot_ranking`).
     """
     order = np.empty(relevance.size, dtype=np.int64)
     order[slot_ranking] = rank_order(relevance)
@@ -94,57 +104,34 @@ def _sorted_assignment(relevance: FloatArray, slot_ranking: IntArray) -> IntArra
 
 
 @lru_cache(maxsize=512)
-def _slot_ranking_cached(
-    profile: InfluenceProfile, layout: Layout, n_slots: int, length: float
+def _equal_slot_ranking(
+    profile: InfluenceProfile, prefix: float, total: float, k: int, length: float
 ) -> IntArray:
-    """Slots of equal-length chunks by weight, heaviest first; ties keep the earlier slot."""
-    weights = _slot_weights_cached(profile, layout, n_slots, length)
+    """Slots of ``k`` chunks of one ``length`` from ``prefix`` in a sequence of ``total``, heaviest
+    first (ties keep the earlier slot). Keyed on what repeats between calls."""
+    lengths = np.full(k, length)
+    # With equal lengths every weight rule gives the mean density.
+    weigher = ChunkWeigher(profile, "density", lengths, prefix, total, lengths, None)
+    weights = weigher.weights_of_orders(np.arange(k))
     ranking = np.argsort(-weights, kind="stable").astype(np.int64, copy=False)
     ranking.flags.writeable = False
     return ranking
 
 
-@lru_cache(maxsize=512)
-def _slot_weights_cached(
-    profile: InfluenceProfile, layout: Layout, n_slots: int, length: float
-) -> FloatArray:
-    weights = profile.chunk_weights(np.full(n_slots, length), layout)
-    weights.flags.writeable = False
-    return weights
-
-
-def order_weights(
-    profile: InfluenceProfile, lengths: FloatArray, layout: Layout | None = None
-) -> FloatArray:
-    """:meth:`~bookend.profile.InfluenceProfile.chunk_weights` of chunks in prompt order, with
-    equal lengths (the common case) served from a cache."""
-    lay = layout or Layout()
-    if lengths.size and bool((lengths == lengths[0]).all()):
-        return _slot_weights_cached(profile, lay, lengths.size, float(lengths[0]))
-    return profile.chunk_weights(lengths, lay)
-
-
-@lru_cache(maxsize=128)
-def _subset_cdf(
-    profile: InfluenceProfile, layout: Layout, lengths: tuple[float, ...]
-) -> tuple[FloatArray, float]:
-    """``F`` at the end of every subset of chunks placed first, and the sequence length."""
-    k = len(lengths)
-    lens = np.asarray(lengths)
-    subsets = np.arange(1 << k)
-    sums = np.zeros(1 << k)
-    for j in range(k):
-        sums += ((subsets >> j) & 1) * lens[j]
-    total = layout.prefix_tokens + lens.sum() + layout.suffix_tokens
-    cdf = profile.cdf_at_tokens(layout.prefix_tokens + sums, total)
-    cdf.flags.writeable = False
-    return cdf, float(total)
+def _slot_ranking(weigher: ChunkWeigher) -> IntArray:
+    """:func:`_equal_slot_ranking` for a weigher whose chunks all have one length."""
+    k = weigher.lengths.size
+    return _equal_slot_ranking(
+        weigher.profile, weigher.prefix, weigher.total, k, float(weigher.lengths[0])
+    )
 
 
 def _group_ranks(groups: Sequence[Hashable | None] | None, k: int) -> IntArray | None:
-    """Per chunk, a group id (or -1 for no constraint)."""
+    """Per chunk, a group id (or -1 for no constraint); ``None`` when nothing is constrained."""
     if groups is None or all(g is None for g in groups):
         return None
+    if len(groups) != k:
+        raise ValueError(f"groups must have one key per chunk ({k}), got {len(groups)} keys")
     ids: dict[Hashable, int] = {}
     out = np.full(k, -1, dtype=np.int64)
     for i, g in enumerate(groups):
@@ -165,22 +152,25 @@ def _subsets_by_size(k: int) -> tuple[IntArray, ...]:
 
 def exact_order(
     relevance: FloatArray,
-    lengths: FloatArray,
-    profile: InfluenceProfile,
-    layout: Layout | None = None,
+    weigher: ChunkWeigher,
     groups: Sequence[Hashable | None] | None = None,
 ) -> IntArray:
     """The optimal order by dynamic programming over subsets, ``O(2^K · K)``.
 
-    ``dp[T] = max_{j in T} dp[T - j] + r_j · (F(end of T) - F(end of T - j)) · N / l_j``: the best
-    value of placing the set ``T`` first, since a chunk's span depends only on the total length
-    before it. Chunks of one group enter only after their predecessors in that group.
+    ``dp[T] = max_{j in T} dp[T - j] + r_j · w_j(end of T - j, end of T)``: the best value of
+    placing the set ``T`` first, since a chunk's span, and so its weight under every rule, depends
+    only on the total length before it. Chunks of one group enter only after their predecessors
+    in that group.
     """
-    lengths, lay = profile.placement_frame(lengths, layout)
     k = relevance.size
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    cdf, total = _subset_cdf(profile, lay, tuple(float(v) for v in lengths))
+    lengths = weigher.lengths
+    subsets = np.arange(1 << k)
+    sums = np.zeros(1 << k)
+    for j in range(k):
+        sums += ((subsets >> j) & 1) * lengths[j]
+    continuous, point = weigher.parts(weigher.prefix + sums)
     pred = np.zeros(k, dtype=np.int64)
     group_id = _group_ranks(groups, k)
     if group_id is not None:
@@ -188,7 +178,12 @@ def exact_order(
             if group_id[j] >= 0:
                 earlier = np.flatnonzero(group_id[:j] == group_id[j])
                 pred[j] = int(np.sum(1 << earlier)) if earlier.size else 0
-    gain = relevance * total / lengths
+    gain = relevance * weigher.total / weigher.continuous_divisor
+    point_gain = (
+        None
+        if point is None or weigher.point_divisor is None
+        else relevance * weigher.total / weigher.point_divisor
+    )
     dp = np.full(1 << k, -np.inf)
     dp[0] = 0.0
     choice = np.full(1 << k, -1, dtype=np.int64)
@@ -198,7 +193,10 @@ def exact_order(
         for j in range(k):
             before = targets ^ (1 << j)
             valid = ((targets >> j) & 1).astype(bool) & ((before & pred[j]) == pred[j])
-            cand = np.where(valid, dp[before] + gain[j] * (cdf[targets] - cdf[before]), -np.inf)
+            value = gain[j] * (continuous[targets] - continuous[before])
+            if point_gain is not None and point is not None:
+                value = value + point_gain[j] * (point[targets] - point[before])
+            cand = np.where(valid, dp[before] + value, -np.inf)
             better = cand > best
             best = np.where(better, cand, best)
             arg = np.where(better, j, arg)
@@ -211,23 +209,6 @@ def exact_order(
         order[pos] = j
         state ^= 1 << j
     return order
-
-
-def _evaluate_orders(
-    orders: IntArray,
-    relevance: FloatArray,
-    lengths: FloatArray,
-    profile: InfluenceProfile,
-    layout: Layout,
-) -> FloatArray:
-    """Objective of each row of ``orders`` (shape ``(M, K)``), vectorised."""
-    lens = lengths[orders]
-    total = layout.prefix_tokens + lengths.sum() + layout.suffix_tokens
-    edges = layout.prefix_tokens + np.concatenate(
-        (np.zeros((orders.shape[0], 1)), np.cumsum(lens, axis=1)), axis=1
-    )
-    weights = np.diff(profile.cdf_at_tokens(edges, total), axis=1) * total / lens
-    return np.asarray(np.sum(relevance[orders] * weights, axis=1), dtype=np.float64)
 
 
 def _respects_groups(orders: IntArray, group_id: IntArray) -> npt.NDArray[np.bool_]:
@@ -273,32 +254,28 @@ def _neighbourhood(order: IntArray) -> IntArray:
 
 
 def _adjacent_swap_passes(
-    order: IntArray,
-    relevance: FloatArray,
-    lengths: FloatArray,
-    profile: InfluenceProfile,
-    layout: Layout,
-    group_id: IntArray | None,
+    order: IntArray, relevance: FloatArray, weigher: ChunkWeigher, group_id: IntArray | None
 ) -> IntArray:
     """Odd-even transposition: apply every improving adjacent swap, alternating parities."""
     cur = order.copy()
-    total = layout.prefix_tokens + lengths.sum() + layout.suffix_tokens
+    lengths = weigher.lengths
     scale = max(float(np.abs(relevance).max(initial=0.0)), 1e-300)
     idle = 0
     for sweep in range(2 * cur.size + 2):
-        parity = sweep % 2
-        lens = lengths[cur]
-        edges = layout.prefix_tokens + np.concatenate(([0.0], np.cumsum(lens)))
-        left = np.arange(parity, cur.size - 1, 2)
+        left = np.arange(sweep % 2, cur.size - 1, 2)
         if left.size == 0:
             break
+        edges = weigher.prefix + np.concatenate(([0.0], np.cumsum(lengths[cur])))
         a, b = cur[left], cur[left + 1]
-        cdf = profile.cdf_at_tokens(np.concatenate((edges, edges[left] + lengths[b])), total)
-        f_edges, f_mid = cdf[: edges.size], cdf[edges.size :]
-        f0, f1, f2 = f_edges[left], f_edges[left + 1], f_edges[left + 2]
-        old = relevance[a] * (f1 - f0) / lengths[a] + relevance[b] * (f2 - f1) / lengths[b]
-        new = relevance[b] * (f_mid - f0) / lengths[b] + relevance[a] * (f2 - f_mid) / lengths[a]
-        improve = (new - old) * total > 1e-12 * scale
+        e0, e1, e2 = edges[left], edges[left + 1], edges[left + 2]
+        mid = e0 + lengths[b]
+        pair = np.concatenate((a, b, b, a))
+        w = weigher.span_weights(
+            pair, np.concatenate((e0, e1, e0, mid)), np.concatenate((e1, e2, mid, e2))
+        ).reshape(4, -1)
+        old = relevance[a] * w[0] + relevance[b] * w[1]
+        new = relevance[b] * w[2] + relevance[a] * w[3]
+        improve = new - old > _TIE * scale
         if group_id is not None:
             ga, gb = group_id[a], group_id[b]
             improve &= (ga < 0) | (ga != gb)
@@ -316,9 +293,7 @@ def _adjacent_swap_passes(
 def local_search(
     start: IntArray,
     relevance: FloatArray,
-    lengths: FloatArray,
-    profile: InfluenceProfile,
-    layout: Layout | None = None,
+    weigher: ChunkWeigher,
     groups: Sequence[Hashable | None] | None = None,
 ) -> IntArray:
     """Improve ``start`` by swap and insertion moves until no move improves the objective.
@@ -327,34 +302,70 @@ def local_search(
     evaluated (best improvement first); above it, odd-even adjacent-swap passes. Moves that would
     reorder chunks of one group are never taken. The result is never worse than ``start``.
     """
-    lengths, lay = profile.placement_frame(lengths, layout)
     group_id = _group_ranks(groups, start.size)
-    cur = _adjacent_swap_passes(start, relevance, lengths, profile, lay, group_id)
+    cur = _adjacent_swap_passes(start, relevance, weigher, group_id)
     if cur.size > FULL_NEIGHBOURHOOD_MAX_K or cur.size < 3:
         return cur
-    cur_val = objective(cur, relevance, lengths, profile, lay)
-    scale = max(float(np.abs(relevance).max(initial=0.0)), 1e-300)
+    cur_val = weigher.objective(cur, relevance)
+    scale = max(float(np.abs(relevance).max(initial=0.0)), 1e-300) * weigher.lengths.size
     for _ in range(_MAX_ROUNDS):
         cands = _neighbourhood(cur)
         if group_id is not None:
             cands = cands[_respects_groups(cands, group_id)]
             if cands.shape[0] == 0:
                 break
-        values = _evaluate_orders(cands, relevance, lengths, profile, lay)
-        best = int(np.argmax(values))
-        if values[best] <= cur_val + 1e-12 * scale:
+        values = weigher.objectives(cands, relevance)
+        best = _first_best(values)
+        if values[best] <= cur_val + _TIE * scale:
             break
         cur, cur_val = cands[best], float(values[best])
     return cur
 
 
-def _repair_groups(order: IntArray, group_id: IntArray) -> IntArray:
+def _repair_groups(order: IntArray, group_id: IntArray | None) -> IntArray:
     """Reassign each group's positions to its members in input order."""
+    if group_id is None:
+        return order
     out = order.copy()
     for g in np.unique(group_id[group_id >= 0]):
         pos = np.flatnonzero(group_id[order] == g)
         out[pos] = np.sort(order[pos])
     return out
+
+
+def _end_candidates(relevance: FloatArray, weigher: ChunkWeigher) -> IntArray:
+    """Chunks worth trying in the final slot: all of them up to ``2·END_CANDIDATES``; beyond, the
+    ``END_CANDIDATES / 4`` best by relevance, by relevance per divisor, by relevance times length
+    and by length (the final slot holds the point masses and, under ``mass``, rewards long
+    chunks)."""
+    k = relevance.size
+    if k <= 2 * END_CANDIDATES:
+        return np.arange(k, dtype=np.int64)
+    lengths = weigher.lengths
+    keys = (relevance, relevance / weigher.continuous_divisor, relevance * lengths, lengths)
+    best = [np.argsort(-key, kind="stable")[: END_CANDIDATES // 4] for key in keys]
+    return np.unique(np.concatenate(best)).astype(np.int64)
+
+
+def _ends_rotated(base: IntArray, ends: IntArray) -> IntArray:
+    """One order per chunk in ``ends``: ``base`` without that chunk, then the chunk."""
+    k = base.size
+    keep = base[None, :] != ends[:, None]
+    rest = base[None, :].repeat(ends.size, axis=0)[keep].reshape(ends.size, k - 1)
+    return np.concatenate((rest, ends[:, None]), axis=1).astype(np.int64, copy=False)
+
+
+def _ratio_starts(relevance: FloatArray, weigher: ChunkWeigher) -> IntArray:
+    """Relevance per divisor (Smith's rule ``r / l`` for the density rules, the relevance order
+    for ``mass``) with each likely chunk moved to the end: one order per row.
+
+    Exchange argument: where the density is locally linear and decreasing, ``a`` before ``b``
+    gains ``d · (r_a l_b - r_b l_a)`` under mean density, so chunks go in decreasing ``r / l``;
+    under ``mass`` they go in decreasing ``r``. The final slot also holds the point masses, so
+    the end is tried with every likely chunk.
+    """
+    by_ratio = np.argsort(-relevance / weigher.continuous_divisor, kind="stable").astype(np.int64)
+    return _ends_rotated(by_ratio, _end_candidates(relevance, weigher))
 
 
 def optimal_order(
@@ -363,83 +374,64 @@ def optimal_order(
     profile: InfluenceProfile,
     layout: Layout | None = None,
     *,
+    rule: WeightRule = DEFAULT_WEIGHT_RULE,
     exact_max_k: int = 12,
     groups: Sequence[Hashable | None] | None = None,
+    fixed: tuple[float, float] = (0.0, 0.0),
 ) -> IntArray:
-    """The order maximising :func:`objective` (exact where the docstring of this module says).
+    """The order maximising the objective (exact where the docstring of this module says).
 
     Args:
         relevance: per chunk, higher is better.
         lengths: per chunk token counts (> 0).
         profile: the influence profile.
         layout: tokens before and after the chunks.
+        rule: how a span's mass becomes a chunk's weight (:mod:`bookend.weighing`).
         exact_max_k: largest K solved by the exact dynamic programme when lengths differ.
         groups: per chunk a hashable group key or ``None``; chunks with one key keep their
             relative input order.
+        fixed: token lengths of a chunk fixed before and after these ones (a repeated top chunk).
     """
-    lengths, lay = profile.placement_frame(lengths, layout)
+    weigher = ChunkWeigher.build(profile, lengths, layout, rule, fixed=fixed)
+    return _optimal(relevance, weigher, exact_max_k, groups)
+
+
+def _optimal(
+    relevance: FloatArray,
+    weigher: ChunkWeigher,
+    exact_max_k: int,
+    groups: Sequence[Hashable | None] | None,
+) -> IntArray:
     k = relevance.size
     if k <= 1:
         return np.arange(k, dtype=np.int64)
     group_id = _group_ranks(groups, k)
-    equal = bool((lengths == lengths[0]).all())
-    if equal and group_id is None:
-        return _sorted_assignment(relevance, _slot_ranking_cached(profile, lay, k, lengths[0]))
+    if weigher.equal_lengths and group_id is None:
+        return _sorted_assignment(relevance, _slot_ranking(weigher))
+    structured = weigher.profile.density_non_increasing and weigher.rule == "mass"
+    if structured and group_id is None:
+        # Exact: the relevance order with the best choice of final chunk (module docstring).
+        ends = _ends_rotated(rank_order(relevance), _end_candidates(relevance, weigher))
+        return np.asarray(ends[_first_best(weigher.objectives(ends, relevance))], dtype=np.int64)
     if k <= exact_max_k:
-        return exact_order(relevance, lengths, profile, lay, groups)
-    smith = _smith_starts(relevance, lengths)
-    smith_values = _evaluate_orders(smith, relevance, lengths, profile, lay)
+        return exact_order(relevance, weigher, groups)
+    ratio = _ratio_starts(relevance, weigher)
     starts = np.vstack(
         (
-            smith[int(np.argmax(smith_values))],
-            _sorted_assignment(relevance, _slot_ranking_cached(profile, lay, k, lengths.mean())),
+            ratio[_first_best(weigher.objectives(ratio, relevance))],
             alternate_order(relevance),
             rank_order(relevance),
         )
     )
-    if group_id is not None:
-        starts = np.vstack([_repair_groups(s, group_id) for s in starts])
-    values = _evaluate_orders(starts, relevance, lengths, profile, lay)
-    if profile.density_non_increasing or k > FULL_NEIGHBOURHOOD_MAX_K:
-        return local_search(
-            starts[int(np.argmax(values))], relevance, lengths, profile, lay, groups
-        )
+    starts = np.vstack([_repair_groups(s, group_id) for s in starts])
+    values = weigher.objectives(starts, relevance)
+    if weigher.profile.density_non_increasing or k > FULL_NEIGHBOURHOOD_MAX_K:
+        return local_search(starts[_first_best(values)], relevance, weigher, groups)
     # A density that rises again (a measured U) has several local optima: search from every
     # start (on 300 random instances this reached the exact optimum where the best single start
     # missed by up to 3%).
-    ends = [
-        local_search(s, relevance, lengths, profile, lay, groups) for s in np.unique(starts, axis=0)
-    ]
-    values = _evaluate_orders(np.vstack(ends), relevance, lengths, profile, lay)
-    return ends[int(np.argmax(values))]
-
-
-def _smith_starts(relevance: FloatArray, lengths: FloatArray) -> IntArray:
-    """Smith's rule with each of the likeliest chunks moved to the end: one order per row.
-
-    Exchange argument: where the density is locally linear and decreasing, ``a`` before ``b``
-    gains ``d · (r_a l_b - r_b l_a)``, so chunks go in decreasing ``r / l``. The theory's density
-    is non-increasing, except that the final chunk also holds the Recency Delta (worth
-    ``r · delta / l`` there), so the end is tried with every chunk, or with the
-    :data:`SMITH_END_CANDIDATES` most relevant and the as many highest ``r / l`` when K is larger.
-    On random instances this start is already optimal for theory profiles; local search handles
-    measured profiles whose density rises again.
-    """
-    ratio = relevance / lengths
-    by_ratio = np.argsort(-ratio, kind="stable")
-    k = relevance.size
-    if k <= 2 * SMITH_END_CANDIDATES:
-        ends = np.arange(k)
-    else:
-        ends = np.unique(
-            np.concatenate(
-                (by_ratio[:SMITH_END_CANDIDATES], rank_order(relevance)[:SMITH_END_CANDIDATES])
-            )
-        )
-    # Row e: the ratio order without chunk ends[e], then ends[e].
-    keep = by_ratio[None, :] != ends[:, None]
-    rest = by_ratio[None, :].repeat(ends.size, axis=0)[keep].reshape(ends.size, k - 1)
-    return np.concatenate((rest, ends[:, None]), axis=1).astype(np.int64, copy=False)
+    ends = np.vstack([local_search(s, relevance, weigher, groups) for s in starts])
+    return np.asarray(ends[_first_best(weigher.objectives(ends, relevance))], dtype=np.int64)
 
 
 def strategy_order(
@@ -449,16 +441,31 @@ def strategy_order(
     profile: InfluenceProfile,
     layout: Layout | None = None,
     *,
+    rule: WeightRule = DEFAULT_WEIGHT_RULE,
     exact_max_k: int = 12,
     groups: Sequence[Hashable | None] | None = None,
+    fixed: tuple[float, float] = (0.0, 0.0),
 ) -> IntArray:
-    """The order a named strategy gives: ``bookend`` (optimal), ``alternate`` or ``relevance``."""
+    """The order a named strategy gives: ``bookend`` (optimal), ``alternate`` or ``relevance``.
+
+    Every strategy keeps source ``groups`` in input order: the fixed patterns give each group's
+    positions to its members in input order.
+    """
     if strategy == "bookend":
         return optimal_order(
-            relevance, lengths, profile, layout, exact_max_k=exact_max_k, groups=groups
+            relevance,
+            lengths,
+            profile,
+            layout,
+            rule=rule,
+            exact_max_k=exact_max_k,
+            groups=groups,
+            fixed=fixed,
         )
     if strategy == "alternate":
-        return alternate_order(relevance)
-    if strategy == "relevance":
-        return rank_order(relevance)
-    raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
+        pattern = alternate_order(relevance)
+    elif strategy == "relevance":
+        pattern = rank_order(relevance)
+    else:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
+    return _repair_groups(pattern, _group_ranks(groups, relevance.size))

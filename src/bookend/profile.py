@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from bookend.datafiles import load_data_json
 from bookend.spec import ModelSpec, available_presets
-from bookend.theory import FloatArray, influence_cdf
+from bookend.theory import FloatArray, influence_cdf, recency_delta
 
 __all__ = [
     "PROFILE_FORMAT",
@@ -96,42 +96,43 @@ class InfluenceProfile(ABC):
         """
         return False
 
-    def placement_frame(
-        self, lengths: npt.ArrayLike, layout: Layout | None = None
-    ) -> tuple[FloatArray, Layout]:
-        """The lengths and layout placement works in: unit lengths and no surrounding text for a
-        :attr:`per_document` profile (spreading a slot's weight over tokens would hand a short
-        chunk in a strong slot the weight of the whole slot), the given ones otherwise."""
-        lens = np.asarray(lengths, dtype=np.float64)
-        if self.per_document:
-            return np.ones(lens.size), Layout()
-        return lens, layout or Layout()
+    @property
+    def has_point_masses(self) -> bool:
+        """Whether the profile puts mass on single tokens (see :meth:`point_mass_cdf_at_tokens`)."""
+        return False
+
+    def point_mass_cdf_at_tokens(self, offsets: npt.ArrayLike, total: float) -> FloatArray:
+        """The point-mass part ``P`` of :meth:`cdf_at_tokens` (``F = F_c + P``); none by default."""
+        return np.zeros(np.shape(offsets))
 
     @property
     def density_non_increasing(self) -> bool:
         """Whether the density never rises from front to back, apart from the final token.
 
-        Then chunks ordered by relevance per token (Smith's rule), with the best chunk for the
-        final slot, is the right start for placement and one local search suffices. ``False``
-        unless a profile knows better.
+        Then, under the ``mass`` rule, the relevance order with one chunk moved to the end is
+        optimal, and under the others chunks ordered by relevance per token (Smith's rule) are the
+        right start. ``False`` unless a profile knows better.
         """
         return False
 
-    def chunk_weights(self, lengths: npt.ArrayLike, layout: Layout | None = None) -> FloatArray:
-        """Mean influence density of chunks laid end to end in the given order.
+    def chunk_weights(
+        self, lengths: npt.ArrayLike, layout: Layout | None = None, rule: str | None = None
+    ) -> FloatArray:
+        """Weights of chunks of ``lengths`` laid end to end in the given order.
 
-        Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i``; the
-        sequence length is ``N = prefix + sum(l) + suffix``. Its weight is
-        ``(F(e_i / N) - F(s_i / N)) / (l_i / N)``, taken in the :meth:`placement_frame` (unit
-        lengths and no surrounding text for a :attr:`per_document` profile).
+        Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i`` in a
+        sequence of ``N = prefix + sum(l) + suffix`` tokens; ``rule`` (default: the library's
+        default, ``"mass"``) says how the mass ``F(e_i / N) - F(s_i / N)`` becomes a weight (see
+        :mod:`bookend.weighing`). With equal lengths every rule gives the mean influence density,
+        1.0 being a uniform share.
         """
-        lens, lay = self.placement_frame(lengths, layout)
-        if lens.size == 0:
-            return np.zeros(0)
-        total = lay.prefix_tokens + lens.sum() + lay.suffix_tokens
-        edges = lay.prefix_tokens + np.concatenate(([0.0], np.cumsum(lens)))
-        mass = np.diff(self.cdf_at_tokens(edges, total))
-        return np.asarray(mass * total / lens, dtype=np.float64)
+        from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, check_weight_rule
+
+        lens = np.asarray(lengths, dtype=np.float64)
+        weigher = ChunkWeigher.build(
+            self, lens, layout, check_weight_rule(rule or DEFAULT_WEIGHT_RULE)
+        )
+        return weigher.weights_of_orders(np.arange(lens.size))
 
     def cdf_at_tokens(self, offsets: npt.ArrayLike, total: float) -> FloatArray:
         """``F(offset / total)`` for token offsets in ``[0, total]``.
@@ -178,6 +179,18 @@ class TheoryProfile(InfluenceProfile):
         """Always: every ``(ln 1/x)^(k-1)`` term decreases; the delta sits on the final token."""
         return True
 
+    @property
+    def has_point_masses(self) -> bool:
+        """The Recency Delta ``(1 - alpha)^H`` sits on the final token."""
+        return self.spec.alpha < 1.0
+
+    def point_mass_cdf_at_tokens(self, offsets: npt.ArrayLike, total: float) -> FloatArray:
+        """``(1 - alpha)^H`` from the end of the sequence on (offsets within rounding of
+        ``total`` count as the end), 0 before."""
+        x = np.asarray(offsets, dtype=np.float64) / total
+        delta = recency_delta(self.spec.depth, self.spec.alpha)
+        return np.where(x >= 1.0 - 1e-12, delta, 0.0)
+
 
 ProfileKind: TypeAlias = Literal["position", "slot"]
 
@@ -211,7 +224,7 @@ class TabulatedProfile(InfluenceProfile):
             raise ValueError(
                 f"weights must be a non-empty 1-D sequence, got weights={self.weights!r}"
             )
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
             raise ValueError(
                 "weights must be finite, non-negative and not all zero, "
                 f"got weights={self.weights!r}"
@@ -222,7 +235,9 @@ class TabulatedProfile(InfluenceProfile):
         object.__setattr__(self, "weights", weights)
         # The CDF knots and the hash are used on every placement: compute them once.
         knots = np.linspace(0.0, 1.0, w.size + 1)
-        cum = np.concatenate(([0.0], np.cumsum(w))) / w.sum()
+        # Scale by the largest weight first: weights near the float maximum must not overflow.
+        scaled = w / w.max()
+        cum = np.concatenate(([0.0], np.cumsum(scaled))) / scaled.sum()
         object.__setattr__(self, "_knots", (knots, cum))
         object.__setattr__(self, "_hash", hash((weights, self.kind)))
 
@@ -303,14 +318,7 @@ class TabulatedProfile(InfluenceProfile):
     @classmethod
     def load(cls, path: str | Path) -> TabulatedProfile:
         """Read a profile written by :meth:`save`."""
-        source = Path(path)
-        try:
-            data = json.loads(source.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ValueError(f"profile file not found: path={str(path)!r}") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"profile file is not JSON: path={str(path)!r} ({exc})") from None
-        return cls.from_json(data)
+        return cls.from_json(_read_json(path))
 
     def __hash__(self) -> int:
         return self._hash
@@ -321,9 +329,24 @@ class TabulatedProfile(InfluenceProfile):
         return (self.weights, self.kind) == (other.weights, other.kind)
 
 
-def load_profile(path: str | Path) -> TabulatedProfile:
-    """Read a profile JSON file (see :meth:`TabulatedProfile.save`)."""
-    return TabulatedProfile.load(path)
+def _read_json(path: str | Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"profile file not found: path={str(path)!r}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"profile file is not JSON: path={str(path)!r} ({exc})") from None
+
+
+def load_profile(path: str | Path) -> InfluenceProfile:
+    """Read a profile JSON file: a measured table (:meth:`TabulatedProfile.save`) or, for
+    ``"kind": "fitted"``, a fitted profile (:meth:`bookend.fitted.FittedProfile.save`)."""
+    data = _read_json(path)
+    if isinstance(data, Mapping) and data.get("kind") == "fitted":
+        from bookend.fitted import FittedProfile  # fitted builds on this module
+
+        return FittedProfile.from_json(data)
+    return TabulatedProfile.from_json(data)
 
 
 def _published_curves() -> dict[str, dict[str, Any]]:

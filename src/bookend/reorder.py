@@ -6,6 +6,7 @@ import math
 import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -21,6 +22,7 @@ from bookend.profile import InfluenceProfile, Layout, ModelLike, resolve_profile
 from bookend.result import Placement
 from bookend.theory import FloatArray
 from bookend.tokens import TokenCounterLike, make_token_counter
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule, check_weight_rule
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -42,6 +44,7 @@ Getter = Callable[[Any], Any] | str | None
 #: (``model``, ``text`` and ``source`` are adapter-specific).
 PLACEMENT_OPTIONS = (
     "strategy",
+    "weight_rule",
     "distance",
     "budget",
     "repeat_top",
@@ -75,28 +78,40 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
 
     Missing scores (``None`` entries, as retrievers leave them for some nodes) make the whole list
     unusable: one missing score means the input order is the relevance order for every item, so
-    a missing score never sends the best item to the middle.
+    a missing score never sends the best item to the middle. The other entries are still checked.
 
     Raises:
-        ValueError: a wrong count, or NaN or infinite scores.
+        ValueError: a wrong count, a value that is not a real number, or NaN or infinite scores.
     """
-    if scores is None or any(s is None for s in scores):
-        if scores is not None and len(scores) != n_items:
-            raise ValueError(
-                f"scores must have one value per item ({n_items}), got {len(scores)} scores"
-            )
+    if scores is None:
         return None
-    arr = np.asarray(scores, dtype=np.float64)
-    if arr.ndim != 1 or arr.size != n_items:
-        raise ValueError(f"scores must have one value per item ({n_items}), got {arr.size} scores")
+    if isinstance(scores, str | bytes) or not hasattr(scores, "__len__"):
+        raise ValueError(f"scores must be a sequence of numbers, got scores={scores!r}")
+    if len(scores) != n_items:
+        raise ValueError(
+            f"scores must have one value per item ({n_items}), got {len(scores)} scores"
+        )
+    positions = [i for i, s in enumerate(scores) if s is not None]
+    for i in positions:
+        if not _is_real(scores[i]):
+            raise ValueError(f"scores must be real numbers or None; scores[{i}]={scores[i]!r}")
+    arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
     # A finite sum proves every value finite (NaN and inf propagate); only then skip the scan.
     if not math.isfinite(float(arr.sum())) and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr))
         raise ValueError(
-            f"scores must be finite; scores[{bad[0]}]={float(arr[bad[0]])!r} "
+            f"scores must be finite; scores[{positions[bad[0]]}]={float(arr[bad[0]])!r} "
             f"({bad.size} non-finite value{'s' if bad.size > 1 else ''})"
         )
-    return arr
+    return arr if len(positions) == n_items else None
+
+
+_REAL_TYPES = (int, float, np.integer, np.floating)
+
+
+def _is_real(value: object) -> bool:
+    """A real number: an int, float or NumPy scalar (not a bool, a string or a sequence)."""
+    return isinstance(value, _REAL_TYPES) and not isinstance(value, bool)
 
 
 def _relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatArray:
@@ -105,10 +120,14 @@ def _relevance(scores: FloatArray | None, n_items: int, distance: bool) -> Float
     if scores.size == 0:
         return scores
     signed = -scores if distance else scores
-    lo, hi = float(signed.min()), float(signed.max())
+    # Halved first, so that the span of scores near the float limits cannot overflow.
+    half = signed / 2
+    lo, hi = float(half.min()), float(half.max())
     if hi == lo:
         return np.ones(scores.size)
-    return np.asarray((signed - lo) / (hi - lo), dtype=np.float64)
+    # Rounded to a fixed grid: scaling or shifting the scores moves the quotient by a few ulps,
+    # which must not change any decision downstream.
+    return np.asarray(np.round((half - lo) / (hi - lo), 12), dtype=np.float64)
 
 
 def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
@@ -140,12 +159,23 @@ def _pick(items: list[T], indices: list[int]) -> list[T]:
 
 
 @lru_cache(maxsize=64)
-def _cached_profile(model: str) -> InfluenceProfile:
+def _cached_profile(model: str, file_state: tuple[int, int] | None) -> InfluenceProfile:
+    """``resolve_profile(model)``; ``file_state`` (mtime, size) keys a profile file's version."""
     return resolve_profile(model)
 
 
 def _profile(model: ModelLike) -> InfluenceProfile:
-    return _cached_profile(model) if isinstance(model, str) else resolve_profile(model)
+    """The profile for ``model``; a profile file is read again whenever it changes."""
+    if not isinstance(model, str | Path):
+        return resolve_profile(model)
+    path = Path(model)
+    if path.suffix != ".json":
+        return _cached_profile(str(model), None)
+    try:
+        stat = path.stat()
+    except OSError:
+        return resolve_profile(model)  # the loader raises its clear error
+    return _cached_profile(str(path.resolve()), (stat.st_mtime_ns, stat.st_size))
 
 
 class Bookend(Generic[T]):
@@ -155,11 +185,18 @@ class Bookend(Generic[T]):
         model: a preset name (``"llama-3.1-8b"``), a :class:`~bookend.ModelSpec`, an influence
             profile, a published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
         strategy: ``"bookend"`` (optimal under the profile), ``"alternate"`` (best first, second
-            best last, inwards) or ``"relevance"`` (most relevant first).
+            best last, inwards) or ``"relevance"`` (most relevant first). Every strategy keeps
+            ``source`` groups in input order.
+        weight_rule: how the influence on a chunk's tokens becomes its weight: ``"mass"`` (the
+            default: total influence in units of a mean-length chunk, so no chunk gains weight by
+            being shorter), ``"anchored"``, ``"density"`` or ``"slot"`` (rank-only); see
+            :mod:`bookend.weighing`.
         distance: scores are distances (lower is better).
         budget: keep only the most relevant chunks whose tokens fit (greedy by relevance; a
             repeated top chunk counts twice); the result lists what was dropped.
-        repeat_top: put the most relevant chunk at both ends of the prompt.
+        repeat_top: put the most relevant kept chunk at both ends of the prompt, when the budget
+            has room for the copy and its source order allows it (``Placement.notes`` says when
+            not).
         prefix_tokens: tokens before the chunks in the analysed sequence (system prompt).
         suffix_tokens: tokens after the chunks (the question); see :class:`~bookend.Layout`.
         token_counter: how to count tokens when ``lengths`` are not given: ``None`` for the
@@ -175,6 +212,7 @@ class Bookend(Generic[T]):
         model: ModelLike = DEFAULT_MODEL,
         *,
         strategy: Strategy = "bookend",
+        weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         distance: bool = False,
         budget: int | None = None,
         repeat_top: bool = False,
@@ -187,7 +225,13 @@ class Bookend(Generic[T]):
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
-        if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+        if budget is not None and (
+            isinstance(budget, bool)
+            or not isinstance(budget, int | float | np.integer | np.floating)
+            or not math.isfinite(budget)
+            or int(budget) != budget
+            or budget < 1
+        ):
             raise ValueError(f"budget must be a positive integer or None, got budget={budget!r}")
         if (
             isinstance(exact_max_k, bool)
@@ -203,6 +247,7 @@ class Bookend(Generic[T]):
         self.model = model
         self.profile = _profile(model)
         self.strategy: Strategy = strategy
+        self.weight_rule: WeightRule = check_weight_rule(weight_rule)
         self.distance = bool(distance)
         self.budget = None if budget is None else int(budget)
         self.repeat_top = bool(repeat_top)
@@ -216,26 +261,31 @@ class Bookend(Generic[T]):
     def __repr__(self) -> str:
         return (
             f"Bookend(model={self.profile.name!r}, strategy={self.strategy!r}, "
-            f"budget={self.budget!r}, repeat_top={self.repeat_top!r})"
+            f"weight_rule={self.weight_rule!r}, budget={self.budget!r}, "
+            f"repeat_top={self.repeat_top!r})"
         )
 
     def _lengths(self, items: Sequence[T], lengths: Sequence[float] | None) -> FloatArray:
+        n = len(items)
         if lengths is not None:
-            n = len(items)
+            if isinstance(lengths, str | bytes) or not hasattr(lengths, "__len__"):
+                raise ValueError(f"lengths must be a sequence of token counts, got {lengths!r}")
+            if len(lengths) != n:
+                raise ValueError(f"lengths must have one value per item ({n}), got {len(lengths)}")
             if isinstance(lengths, list | tuple) and n and lengths.count(lengths[0]) == n:
                 # All equal, the common rank-only call: check one value, skip the conversion.
-                first = float(lengths[0])
-                if math.isfinite(first) and first > 0:
-                    return _equal_lengths(n, first)
+                first = lengths[0]
+                if _is_real(first) and math.isfinite(first) and first >= 1 and first % 1 == 0:
+                    return _equal_lengths(n, float(first))
+            for i, value in enumerate(lengths):
+                if not _is_real(value):
+                    raise ValueError(f"lengths must be numbers; lengths[{i}]={value!r}")
             arr = np.asarray(lengths, dtype=np.float64)
-            if arr.ndim != 1 or arr.size != len(items):
-                raise ValueError(
-                    f"lengths must have one value per item ({len(items)}), got {arr.size} lengths"
-                )
-            bad = np.flatnonzero(~np.isfinite(arr) | (arr <= 0))
+            bad = np.flatnonzero(~np.isfinite(arr) | (arr < 1) | (arr % 1 != 0))
             if bad.size:
                 raise ValueError(
-                    f"lengths must be positive and finite; lengths[{bad[0]}]={lengths[bad[0]]!r}"
+                    "lengths must be whole token counts >= 1; "
+                    f"lengths[{bad[0]}]={lengths[bad[0]]!r}"
                 )
             return arr
         texts: Sequence[Any] = items if self._text is None else [self._text(i) for i in items]
@@ -250,23 +300,29 @@ class Bookend(Generic[T]):
         # An empty text still takes a slot in the prompt: count it as one token.
         return np.maximum(np.array(counts, dtype=np.float64), 1.0)
 
-    def _select(self, relevance: FloatArray, lengths: FloatArray) -> IntArray:
-        """Input indices kept under the budget (all of them without one), ascending."""
+    def _select(self, relevance: FloatArray, lengths: FloatArray) -> tuple[IntArray, bool]:
+        """Input indices kept under the budget (all without one), ascending, and whether the
+        top kept chunk's repeat fits too (the repeat is paid before any further chunk)."""
+        repeat = self.repeat_top
         if self.budget is None:
-            return np.arange(relevance.size)
+            return np.arange(relevance.size), repeat
         kept: list[int] = []
         used = 0.0
-        for rank, i in enumerate(rank_order(relevance).tolist()):
-            cost = lengths[i] * (2 if self.repeat_top and rank == 0 else 1)
-            if used + cost <= self.budget:
-                kept.append(i)
-                used += cost
+        for i in rank_order(relevance).tolist():
+            if used + lengths[i] > self.budget:
+                continue
+            if not kept:
+                repeat = repeat and 2 * lengths[i] <= self.budget
+                used += lengths[i] * (2 if repeat else 1)
+            else:
+                used += lengths[i]
+            kept.append(i)
         if not kept and relevance.size:
             raise ValueError(
                 f"budget={self.budget} is smaller than every chunk "
                 f"(shortest is {int(lengths.min())} tokens)"
             )
-        return np.asarray(sorted(kept), dtype=np.int64)
+        return np.asarray(sorted(kept), dtype=np.int64), repeat
 
     def place(
         self,
@@ -282,8 +338,8 @@ class Bookend(Generic[T]):
                 kept.
             scores: per item relevance (higher is better unless ``distance=True``); without them,
                 or if any is ``None``, the input order is the relevance order.
-            lengths: per item token counts; counted with ``token_counter`` when omitted (a count
-                below one counts as one).
+            lengths: per item whole token counts (>= 1); counted with ``token_counter`` when
+                omitted (a count below one counts as one).
 
         Returns:
             A :class:`~bookend.Placement`; every item appears once unless a budget dropped it
@@ -293,17 +349,16 @@ class Bookend(Generic[T]):
         raw = validate_scores(scores, len(items))
         relevance = _relevance(raw, len(items), self.distance)
         lens = self._lengths(items, lengths)
-        kept = self._select(relevance, lens)
+        kept, repeat_fits = self._select(relevance, lens)
         groups: list[Hashable | None] | None = None
         if self._source is not None:
             groups = [self._source(items[i]) for i in kept.tolist()]
-        if kept.size == len(items):
-            order = self._order(relevance, lens, groups)
-            dropped: tuple[int, ...] = ()
-        else:
-            order = kept[self._order(relevance[kept], lens[kept], groups)]
-            dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
-        prompt = order.tolist()
+        notes: list[str] = []
+        if self.repeat_top and not repeat_fits and kept.size >= 2:
+            notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
+        local, repeated = self._order(relevance[kept], lens[kept], groups, repeat_fits, notes)
+        prompt = kept[local].tolist()
+        dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
         return Placement(
             order=tuple(prompt),
             items=_pick(items, prompt),
@@ -314,40 +369,57 @@ class Bookend(Generic[T]):
             strategy=self.strategy,
             profile=self.profile,
             layout=self.layout,
+            weight_rule=self.weight_rule,
+            repeated=repeated,
+            notes=tuple(notes),
         )
 
     def _order(
-        self, relevance: FloatArray, lengths: FloatArray, groups: list[Hashable | None] | None
-    ) -> IntArray:
-        """Positions into the kept arrays, in prompt order (with ``repeat_top`` applied)."""
-        if not (self.repeat_top and relevance.size >= 2):
-            return strategy_order(
-                self.strategy,
-                relevance,
-                lengths,
-                self.profile,
-                self.layout,
-                exact_max_k=self.exact_max_k,
-                groups=groups,
+        self,
+        relevance: FloatArray,
+        lengths: FloatArray,
+        groups: list[Hashable | None] | None,
+        repeat: bool,
+        notes: list[str],
+    ) -> tuple[IntArray, bool]:
+        """Positions into the kept arrays in prompt order, and whether the top one is repeated.
+
+        ``repeat_top`` is a final step: the top chunk goes to both ends (only if its source order
+        allows a copy before and after every other chunk of its source), and the others are
+        placed between the two copies, which count as fixed chunks there.
+        """
+        if repeat and relevance.size >= 2:
+            top = int(rank_order(relevance)[0])
+            inner = np.delete(np.arange(relevance.size), top)
+            alone = groups is None or all(groups[i] != groups[top] for i in inner)
+            if alone or (groups is not None and groups[top] is None):
+                inner_order = strategy_order(
+                    self.strategy,
+                    relevance[inner],
+                    lengths[inner],
+                    self.profile,
+                    self.layout,
+                    groups=None if groups is None else [groups[i] for i in inner],
+                    rule=self.weight_rule,
+                    exact_max_k=self.exact_max_k,
+                    fixed=(float(lengths[top]), float(lengths[top])),
+                )
+                return np.concatenate(([top], inner[inner_order], [top])), True
+            notes.append(
+                "repeat_top: the top chunk's source has other chunks here, and a copy at both "
+                "ends would break their order"
             )
-        top = int(rank_order(relevance)[0])
-        inner = np.delete(np.arange(relevance.size), top)
-        # The two copies of the top chunk act as fixed text around the inner chunks.
-        around = Layout(
-            prefix_tokens=self.layout.prefix_tokens + int(lengths[top]),
-            suffix_tokens=self.layout.suffix_tokens + int(lengths[top]),
-        )
-        inner_groups = None if groups is None else [groups[i] for i in inner]
-        inner_order = strategy_order(
+        order = strategy_order(
             self.strategy,
-            relevance[inner],
-            lengths[inner],
+            relevance,
+            lengths,
             self.profile,
-            around,
+            self.layout,
+            rule=self.weight_rule,
             exact_max_k=self.exact_max_k,
-            groups=inner_groups,
+            groups=groups,
         )
-        return np.concatenate(([top], inner[inner_order], [top]))
+        return order, False
 
 
 def reorder(
@@ -362,8 +434,8 @@ def reorder(
 
     ``reorder(items, scores, model=..., lengths=..., **options)`` is
     ``Bookend(model, **options).place(items, scores, lengths=lengths)``; see :class:`Bookend` for
-    the options (``strategy``, ``distance``, ``budget``, ``repeat_top``, ``prefix_tokens``,
-    ``suffix_tokens``, ``token_counter``, ``text``, ``source``, ``exact_max_k``).
+    the options (``strategy``, ``weight_rule``, ``distance``, ``budget``, ``repeat_top``,
+    ``prefix_tokens``, ``suffix_tokens``, ``token_counter``, ``text``, ``source``, ``exact_max_k``).
 
     Example:
         >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1])

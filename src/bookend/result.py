@@ -8,10 +8,12 @@ from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
-from bookend.placement import alternate_order, objective, order_weights, rank_order
+from bookend.placement import alternate_order, rank_order
 from bookend.profile import InfluenceProfile, Layout
 from bookend.theory import FloatArray
+from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
 
 __all__ = ["ChunkSlot", "Placement"]
 
@@ -27,7 +29,8 @@ class ChunkSlot:
         index: the chunk's index in the caller's input.
         start: first token of its span inside the analysed sequence (prefix included).
         end: one past its last token.
-        weight: mean influence density over the span (1 = uniform share).
+        weight: the chunk's weight under the placement's weight rule (1 = a uniform share for a
+            mean-length chunk).
         relevance: the relevance used by the objective (normalised score or rank prior).
         score: the caller's raw score, or ``None``.
     """
@@ -41,12 +44,13 @@ class ChunkSlot:
     score: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Placement(Generic[T]):
     """The result of placing chunks: order, spans, weights and objective.
 
     Attributes:
-        order: input indices in prompt order (the top chunk appears twice with ``repeat_top``).
+        order: input indices in prompt order (the top chunk appears first and last when
+            ``repeated``).
         items: the caller's items in prompt order.
         relevance: per input index, the relevance the objective used (dropped items included).
         lengths: per input index, the token count used.
@@ -55,6 +59,12 @@ class Placement(Generic[T]):
         strategy: the strategy that chose ``order``.
         profile: the influence profile used.
         layout: tokens before and after the chunks in the analysed sequence.
+        weight_rule: how span influence became chunk weights (:mod:`bookend.weighing`).
+        repeated: whether the top chunk was repeated at both ends (``repeat_top``).
+        notes: why a requested option did not apply (for example no room for a repeat).
+
+    Two placements are equal when they hold the same order, items, arrays and settings; the hash
+    leaves the items out, so placements of unhashable items (documents) hash too.
     """
 
     order: tuple[int, ...]
@@ -66,6 +76,32 @@ class Placement(Generic[T]):
     strategy: str
     profile: InfluenceProfile
     layout: Layout = field(default_factory=Layout)
+    weight_rule: WeightRule = DEFAULT_WEIGHT_RULE
+    repeated: bool = False
+    notes: tuple[str, ...] = ()
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.order,
+            self.dropped,
+            self.strategy,
+            self.profile,
+            self.layout,
+            self.weight_rule,
+            self.repeated,
+            self.notes,
+            self.relevance.tobytes(),
+            self.lengths.tobytes(),
+            None if self.scores is None else self.scores.tobytes(),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Placement):
+            return NotImplemented
+        return self._key() == other._key() and self.items == other.items
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __len__(self) -> int:
         return len(self.items)
@@ -81,14 +117,18 @@ class Placement(Generic[T]):
         """Input indices placed, each once, in input order."""
         return tuple(sorted(set(self.order)))
 
+    def _weigh(self, order: Sequence[int] | npt.NDArray[np.int64]) -> FloatArray:
+        idx = np.asarray(order, dtype=np.int64)
+        weigher = ChunkWeigher.build(self.profile, self.lengths[idx], self.layout, self.weight_rule)
+        return weigher.weights_of_orders(np.arange(idx.size))
+
     @cached_property
     def weights(self) -> FloatArray:
-        """Per prompt position, the chunk's mean influence density (1.0 = uniform share).
+        """Per prompt position, the chunk's weight under :attr:`weight_rule`.
 
         Computed when first read, so a caller that only needs the order pays nothing for it.
         """
-        idx = np.asarray(self.order, dtype=np.int64)
-        return order_weights(self.profile, self.lengths[idx], self.layout)
+        return self._weigh(self.order)
 
     @cached_property
     def objective(self) -> float:
@@ -101,20 +141,25 @@ class Placement(Generic[T]):
         """Objective of the same kept chunks in other orders, under the same profile.
 
         ``input`` (the caller's order), ``relevance`` (most relevant first, i.e. retrieval order)
-        and ``alternate`` (best first, second best last, inwards).
+        and ``alternate`` (best first, second best last, inwards). When the top chunk is
+        repeated, each baseline repeats it at both ends too.
         """
         kept = np.asarray(self.kept, dtype=np.int64)
+        if self.repeated:
+            kept = kept[kept != self.order[0]]
         rel = self.relevance[kept]
-        lens = self.lengths[kept]
         orders = {
             "input": np.arange(kept.size),
             "relevance": rank_order(rel),
             "alternate": alternate_order(rel),
         }
-        return {
-            name: objective(order, rel, lens, self.profile, self.layout)
-            for name, order in orders.items()
-        }
+        out = {}
+        for name, local in orders.items():
+            order = kept[local]
+            if self.repeated:
+                order = np.concatenate(([self.order[0]], order, [self.order[0]]))
+            out[name] = float(self.relevance[order] @ self._weigh(order)) if order.size else 0.0
+        return out
 
     @cached_property
     def slots(self) -> list[ChunkSlot]:
@@ -152,6 +197,9 @@ class Placement(Generic[T]):
             "strategy": self.strategy,
             "profile": self.profile.name,
             "layout": self.layout.to_dict(),
+            "weight_rule": self.weight_rule,
+            "repeated": self.repeated,
+            "notes": list(self.notes),
         }
 
     def explain(self, *, previews: Sequence[str] | None = None) -> str:
@@ -171,6 +219,7 @@ class Placement(Generic[T]):
             f"layout: prefix={self.layout.prefix_tokens} suffix={self.layout.suffix_tokens} "
             f"tokens ({view})",
             f"strategy: {self.strategy}",
+            f"weight rule: {self.weight_rule} ({_RULE_TEXT[self.weight_rule]})",
             "",
         ]
         header = f"{'slot':>4}  {'chunk':>5}  {'relevance':>9}  {'score':>9}  "
@@ -191,7 +240,7 @@ class Placement(Generic[T]):
             lines.append(row)
         lines.append("")
         lines.append(
-            "weight = mean influence density over the chunk's span (1.0 = uniform share); "
+            f"weight = {_RULE_TEXT[self.weight_rule]} (1.0 = a uniform share); "
             "rank = relevance rank."
         )
         if len(self.slots) > 1:
@@ -207,6 +256,7 @@ class Placement(Generic[T]):
             lines.append(f"  vs {name:<9} order: {value:.4f} ({change})")
         if self.dropped:
             lines.append(f"dropped by the token budget: {list(self.dropped)}")
+        lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -214,6 +264,14 @@ class Placement(Generic[T]):
             f"Placement(order={list(self.order)}, strategy={self.strategy!r}, "
             f"objective={self.objective:.4f}, dropped={list(self.dropped)})"
         )
+
+
+_RULE_TEXT: dict[str, str] = {
+    "mass": "influence on the chunk's tokens per mean chunk length",
+    "anchored": "mean influence density, point masses per mean chunk length",
+    "density": "mean influence density over the chunk's span",
+    "slot": "slot weight with every chunk at the mean length (rank-only)",
+}
 
 
 def _ordinal(n: int) -> str:

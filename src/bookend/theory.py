@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln, logsumexp, xlogy
+from scipy.special import gammainc, gammaln, logsumexp, xlogy
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -41,6 +41,7 @@ __all__ = [
     "influence_dense",
     "influence_density",
     "influence_exact",
+    "poisson_cdf",
     "recency_delta",
     "span_mass",
     "validate_depth_share",
@@ -108,18 +109,33 @@ def _tail_poly_coefficients(depth: float, attn_share: float) -> tuple[float, ...
 def _leading_negligible(coeffs: tuple[float, ...], u_max: float) -> int:
     """How many highest-degree coefficients (first in ``coeffs``) stay below ``1e-17 · c_0``
     for every ``u <= u_max``; all terms are positive, so dropping them changes ``F`` by less."""
+    thresholds = _relevance_thresholds(coeffs)
+    # Coefficient i matters once u reaches thresholds[i]; skip the leading ones that do not.
+    log_u = math.log(max(u_max, 1e-300))
+    for skipped, threshold in enumerate(thresholds):
+        if log_u >= threshold:
+            return skipped
+    return len(coeffs) - 1
+
+
+@lru_cache(maxsize=1024)
+def _relevance_thresholds(coeffs: tuple[float, ...]) -> tuple[float, ...]:
+    """Per coefficient ``c_m`` (highest degree first), the ``ln u`` from which
+    ``c_m u^m >= 1e-17 · c_0``; ``inf`` for zero coefficients and the constant term's index is
+    never consulted."""
     degree = len(coeffs) - 1
     log_floor = math.log(1e-17 * coeffs[-1])
-    log_u = math.log(max(u_max, 1e-300))
-    for skipped, c in enumerate(coeffs):
-        if c > 0 and math.log(c) + (degree - skipped) * log_u >= log_floor:
-            return skipped
-    return degree
+    out = []
+    for skipped, c in enumerate(coeffs[:-1]):
+        power = degree - skipped
+        out.append((log_floor - math.log(c)) / power if c > 0 else math.inf)
+    return tuple(out)
 
 
 def _as_unit_interval(x: npt.ArrayLike, name: str) -> FloatArray:
     arr = np.asarray(x, dtype=np.float64)
-    if arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0):
+    # Comparisons with NaN are false, so two reductions also reject NaN and infinities.
+    if arr.size and not (arr.min() >= 0.0 and arr.max() <= 1.0):
         raise ValueError(f"{name} must lie in [0, 1], got {name}={x!r}")
     return arr
 
@@ -174,6 +190,37 @@ def span_mass(
         influence_cdf(b, depth, attn_share) - influence_cdf(a, depth, attn_share),
         dtype=np.float64,
     )
+
+
+@lru_cache(maxsize=256)
+def _poisson_poly_coefficients(lam: float) -> tuple[float, ...]:
+    """``c_m = T_m / m!`` with ``T_m = P(Poisson(lambda) > m)``, highest degree first."""
+    m = np.arange(int(lam + 12.0 * math.sqrt(lam) + 40.0), dtype=np.float64)
+    coeffs = np.exp(np.log(np.maximum(gammainc(m + 1, lam), 1e-300)) - gammaln(m + 1))
+    return tuple(coeffs[::-1].tolist())
+
+
+def poisson_cdf(x: npt.ArrayLike, lam: float) -> FloatArray:
+    """Influence mass on ``[0, x]`` in the Poisson limit, delta included at ``x = 1``.
+
+    The limit ``H -> inf`` with ``H alpha = lambda`` fixed: the hop weights become
+    ``w_k = e^(-lambda) lambda^k / k!`` and the Recency Delta ``e^(-lambda)``, so
+    ``F(x) = sum_{k>=1} e^(-lambda) lambda^k / k! · Q(k, ln 1/x)`` for ``x < 1`` and ``F(1) = 1``
+    (``Q`` the regularized upper incomplete gamma function). As in :func:`influence_cdf` this is
+    the positive polynomial ``F(x) = x · sum_m T_m u^m / m!`` in ``u = ln 1/x`` with the Poisson
+    tail ``T_m = P(K > m)``, evaluated by Horner's rule and cut at ``m = lambda + 12 sqrt(lambda)
+    + 40``, where the tail is below 1e-16 (the cut keeps ``F`` non-decreasing).
+    """
+    if not math.isfinite(lam) or lam <= 0:
+        raise ValueError(f"lam must be a finite number > 0, got lam={lam!r}")
+    xs = np.asarray(x, dtype=np.float64)
+    inner = (xs > 0.0) & (xs < 1.0)
+    u = -np.log(np.where(inner, xs, 0.5))
+    poly = np.zeros_like(u)
+    for c in _poisson_poly_coefficients(float(lam)):
+        poly = poly * u + c
+    out = np.where(inner, xs * poly, np.where(xs >= 1.0, 1.0, 0.0))
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
 
 
 def influence_density(x: npt.ArrayLike, depth: float, attn_share: float) -> FloatArray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +72,12 @@ def byte_tokenizer() -> Any:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     return transformers.PreTrainedTokenizerFast(tokenizer_object=tok)
+
+
+@pytest.fixture
+def saved_model(tmp_path: Path, llama_config: Any, byte_tokenizer: Any) -> Path:
+    """The tiny Llama and the byte tokenizer saved with ``save_pretrained``: a weights dir."""
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(llama_config).save_pretrained(tmp_path)
+    byte_tokenizer.save_pretrained(tmp_path)
+    return tmp_path

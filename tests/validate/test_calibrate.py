@@ -12,7 +12,13 @@ import torch
 import bookend
 from bookend.profile import TabulatedProfile
 from bookend.validate import _deps
-from bookend.validate.calibrate import calibrate, score_candidates, slot_profile, wilson_interval
+from bookend.validate.calibrate import (
+    calibrate,
+    score_candidates,
+    slot_profile,
+    summarise,
+    wilson_interval,
+)
 from bookend.validate.probe import generate_items
 
 
@@ -62,3 +68,23 @@ def test_wilson_interval_known_values() -> None:
     assert wilson_interval(0, 5)[0] == 0.0
     with pytest.raises(ValueError, match="trials"):
         wilson_interval(0, 0)
+
+
+def test_outcomes_carry_the_gold_span_in_tokens(tiny_lm: Any, byte_tokenizer: Any) -> None:
+    items = generate_items(2, 3, seed=1, families=["access_code"], filler=(0, 1))
+    result = calibrate(tiny_lm, byte_tokenizer, items)
+    assert len(result.outcomes) == 6
+    for o in result.outcomes:
+        item = next(i for i in items if i.item_id == o.item_id)
+        prompt, spans = item.rendered(item.order_with_gold_at(o.slot))
+        # The byte tokenizer has one token per byte, so token offsets are byte offsets.
+        assert o.gold_end - o.gold_start == len(prompt[spans[o.slot][0] : spans[o.slot][1]])
+        assert o.gold_start == spans[o.slot][0] - spans[0][0]
+        assert o.n_tokens == spans[-1][1] - spans[0][0]
+        assert o.prompt_tokens == len(prompt)
+        assert o.filler == (0, 1)
+    again = summarise(result.outcomes)
+    np.testing.assert_array_equal(again.accuracy, result.accuracy)
+    other_k = calibrate(tiny_lm, byte_tokenizer, generate_items(1, 2, seed=1)).outcomes
+    with pytest.raises(ValueError, match="mix K"):
+        summarise([*result.outcomes, *other_k])

@@ -61,3 +61,24 @@ def test_bad_arguments_raise() -> None:
         generate_items(1, 3)[0].order_with_gold_at(3)
     with pytest.raises(ValueError, match="permutation"):
         generate_items(1, 3)[0].prompt([0, 0, 1])
+
+
+def test_filler_range_sets_document_length_and_default_keeps_the_items() -> None:
+    short = generate_items(8, 4, seed=2, filler=(0, 0))
+    long = generate_items(8, 4, seed=2, filler=(8, 10))
+    words = [sum(len(d.split()) for d in item.documents) for item in short]
+    assert max(words) < 4 * 15
+    assert min(sum(len(d.split()) for d in item.documents) for item in long) > 4 * 60
+    assert all(item.filler == (8, 10) for item in long)
+    assert generate_items(3, 4, seed=2) == generate_items(3, 4, seed=2, filler=(0, 6))
+    with pytest.raises(ValueError, match="filler"):
+        generate_items(2, 3, filler=(3, 1))
+
+
+def test_rendered_spans_locate_every_document() -> None:
+    item = generate_items(1, 5, seed=9)[0]
+    order = item.order_with_gold_at(3)
+    prompt, spans = item.rendered(order)
+    assert prompt == item.prompt(order)
+    for slot, (start, end) in enumerate(spans):
+        assert prompt[start:end] == f"Document {slot + 1}: {item.documents[order[slot]]}"

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-import torch
 
 import bookend
 from bookend.profile import TabulatedProfile
-from bookend.validate import _deps
 from bookend.validate.runner import measure_trained, measured_profile
 from bookend.validate.text import bundled_text, hashed_word_ids, token_windows
 from bookend.validate.weights import load_trained
-
-
-@pytest.fixture
-def saved_model(tmp_path: Path, llama_config: Any, byte_tokenizer: Any) -> Path:
-    tf = _deps.transformers()
-    torch.manual_seed(0)
-    tf.AutoModelForCausalLM.from_config(llama_config).save_pretrained(tmp_path)
-    byte_tokenizer.save_pretrained(tmp_path)
-    return tmp_path
 
 
 def test_saved_model_loads_and_measures_a_usable_profile(saved_model: Path, tmp_path: Path) -> None:

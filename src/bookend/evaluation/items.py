@@ -67,7 +67,9 @@ class EvalItem:
             raise ValueError(
                 f"order must be a permutation of range({len(self.documents)}), got {list(order)!r}"
             )
-        return render_prompt([self.documents[k] for k in order], self.question, self.answer_prefix)
+        return render_prompt([self.documents[k] for k in order], self.question, self.answer_prefix)[
+            0
+        ]
 
     @property
     def continuations(self) -> tuple[str, ...]:

@@ -12,6 +12,11 @@ by its total log-probability after the prompt, ``sum_t ln P(c_t | prompt, c_<t)`
 
 The prompt is scored once with a key-value cache, which is then repeated for the K candidates,
 so an item costs one prompt pass plus one short batched pass per slot.
+
+Every (item, slot) is also kept as a :class:`~bookend.validate.outcomes.SlotOutcome` with the gold
+document's token span inside the documents block, which the fitted profile
+(:mod:`bookend.validate.fit_profile`) is fitted to. A token offset is the token count of the
+prompt's text before that character, so a boundary token shared by two spans may be off by one.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import numpy.typing as npt
 
 from bookend.evaluation.scoring import score_continuations
 from bookend.profile import TabulatedProfile
+from bookend.validate.outcomes import SlotOutcome
 from bookend.validate.probe import ProbeItem
 
 __all__ = [
@@ -34,6 +40,7 @@ __all__ = [
     "calibrate",
     "score_candidates",
     "slot_profile",
+    "summarise",
     "wilson_interval",
 ]
 
@@ -78,6 +85,7 @@ class SlotResult:
     candidate_prob_ci: FloatArray
     logprob: FloatArray
     logprob_ci: FloatArray
+    outcomes: tuple[SlotOutcome, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready per-slot figures."""
@@ -106,22 +114,58 @@ def calibrate(
     n_slots = len(items[0].documents)
     if any(len(item.documents) != n_slots for item in items):
         raise ValueError("all items must have the same number of documents")
-    correct = np.zeros((len(items), n_slots), dtype=np.int64)
-    gold_prob = np.zeros((len(items), n_slots))
-    gold_logp = np.zeros((len(items), n_slots))
-    for i, item in enumerate(items):
+    outcomes = []
+    for item in items:
         for slot in range(n_slots):
-            scores = score_candidates(
-                lm, tokenizer, item.prompt(item.order_with_gold_at(slot)), item.answers
-            )
+            prompt, spans = item.rendered(item.order_with_gold_at(slot))
+            scores = score_candidates(lm, tokenizer, prompt, item.answers)
             probs = np.exp(scores - scores.max())
             probs /= probs.sum()
-            correct[i, slot] = int(np.argmax(scores) == item.gold)
-            gold_prob[i, slot] = probs[item.gold]
-            gold_logp[i, slot] = scores[item.gold]
+            block, start, end, stop = (
+                len(tokenizer.encode(prompt[:c]))
+                for c in (spans[0][0], spans[slot][0], spans[slot][1], spans[-1][1])
+            )
+            outcomes.append(
+                SlotOutcome(
+                    item_id=item.item_id,
+                    family=item.family,
+                    n_docs=n_slots,
+                    slot=slot,
+                    gold_start=start - block,
+                    gold_end=end - block,
+                    n_tokens=stop - block,
+                    prompt_tokens=len(tokenizer.encode(prompt)),
+                    correct=bool(np.argmax(scores) == item.gold),
+                    candidate_prob=float(probs[item.gold]),
+                    logprob=float(scores[item.gold]),
+                    filler=item.filler,
+                )
+            )
             if progress is not None:
                 progress(1)
-    n = len(items)
+    return summarise(outcomes)
+
+
+def summarise(outcomes: Sequence[SlotOutcome]) -> SlotResult:
+    """Per-slot figures of outcomes that share one K (items measured in several cells pool).
+
+    Raises:
+        ValueError: when ``outcomes`` is empty, mixes K, or leaves a slot without outcomes.
+    """
+    if not outcomes:
+        raise ValueError("outcomes must not be empty")
+    n_slots = outcomes[0].n_docs
+    if any(o.n_docs != n_slots for o in outcomes):
+        raise ValueError(f"outcomes mix K: {sorted({o.n_docs for o in outcomes})}")
+    by_slot: list[list[SlotOutcome]] = [[] for _ in range(n_slots)]
+    for o in outcomes:
+        by_slot[o.slot].append(o)
+    n = len(by_slot[0])
+    if any(len(group) != n for group in by_slot):
+        raise ValueError("every slot needs the same number of outcomes (a paired design)")
+    correct = np.array([[o.correct for o in group] for group in by_slot], dtype=np.int64).T
+    gold_prob = np.array([[o.candidate_prob for o in group] for group in by_slot]).T
+    gold_logp = np.array([[o.logprob for o in group] for group in by_slot]).T
     acc_ci = np.array([wilson_interval(int(c), n) for c in correct.sum(axis=0)])
     prob_stats = np.array([_mean_interval(gold_prob[:, s]) for s in range(n_slots)])
     logp_stats = np.array([_mean_interval(gold_logp[:, s]) for s in range(n_slots)])
@@ -134,6 +178,7 @@ def calibrate(
         candidate_prob_ci=prob_stats[:, 1:],
         logprob=logp_stats[:, 0],
         logprob_ci=logp_stats[:, 1:],
+        outcomes=tuple(outcomes),
     )
 
 

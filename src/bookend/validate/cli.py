@@ -9,8 +9,9 @@ Examples::
 
     bookend validate gpt2 --tokens 1024 --seeds 2 --probes 8 --json gpt2.json --plot gpt2.png
     bookend validate qwen2-0.5b --rope-compare --json qwen2.json
-    bookend validate --weights smollm2 --profile-out smollm2-profile.json
-    bookend calibrate --weights smollm2 --docs 10 --items 30 --out smollm2-slots.json
+    bookend validate --weights smollm2 --profile-out smollm2-profile.json --fitted-out fitted.json
+    bookend calibrate --weights smollm2 --docs 6 10 --filler 0-1 4-6 --items 12 --out fitted.json
+    bookend calibrate --outcomes report.json --holdout-docs 14 --out fitted.json
 """
 
 from __future__ import annotations
@@ -69,29 +70,94 @@ def _add_validate(subparsers: Any) -> None:
     p.add_argument("--json", dest="json_path", help="write the JSON report here")
     p.add_argument("--plot", help="write the PNG figure here")
     p.add_argument("--profile-out", help="write the measured profile JSON (for reorder) here")
+    p.add_argument(
+        "--fitted-out",
+        help="fit the parametric profile (bookend.fitted) to the measurement by least squares "
+        "and write it here",
+    )
     p.set_defaults(func=_guarded(_run_validate), command_name="validate")
+
+
+def _filler_range(text: str) -> tuple[int, int]:
+    """``"LO-HI"`` (or one number) as an inclusive range of filler sentences per document."""
+    lo, _, hi = text.partition("-")
+    try:
+        pair = (int(lo), int(hi or lo))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO-HI such as 0-6, got {text!r}") from None
+    if not 0 <= pair[0] <= pair[1]:
+        raise argparse.ArgumentTypeError(f"expected 0 <= LO <= HI, got {text!r}")
+    return pair
 
 
 def _add_calibrate(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "calibrate",
-        help="behavioural probe: accuracy by slot on synthetic multi-document lookup",
+        help="behavioural probe: accuracy by slot, and a fitted profile for placement",
         description=(
             "Score a trained model on generated multi-document lookup items with the gold "
-            "document in every slot, and write a per-slot profile JSON for placement."
+            "document in every slot, for every K in --docs and every prompt length in --filler; "
+            "fit the parametric profile (primacy, a recency window in tokens, a floor) to the "
+            "per-item outcomes by maximum likelihood and write it (--out), with the raw per-slot "
+            "table of the largest fitted K beside it (<out stem>-slots.json). Cells whose K is in "
+            "--holdout-docs or whose filler is in --holdout-filler are held back from the fit and "
+            "predicted: the fitted profile against the slot table stretched to them."
         ),
     )
-    p.add_argument("--weights", required=True, help="local model directory, .gguf or 'smollm2'")
-    p.add_argument("--out", required=True, help="write the per-slot profile JSON here")
-    p.add_argument("--docs", type=int, default=10, help="documents per item, K (default 10)")
-    p.add_argument("--items", type=int, default=30, help="items, each scored in every slot")
+    p.add_argument("--weights", help="local model directory, .gguf or 'smollm2'")
+    p.add_argument(
+        "--outcomes",
+        nargs="+",
+        metavar="REPORT",
+        help="fit to the outcomes saved in earlier --json reports instead of measuring",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        help="write the fitted profile JSON here (the slot table goes to <stem>-slots.json)",
+    )
+    p.add_argument("--slots-out", help="write the slot table here instead of <out stem>-slots.json")
+    p.add_argument(
+        "--docs", type=int, nargs="+", default=[10], help="documents per item, K (default 10)"
+    )
+    p.add_argument(
+        "--filler",
+        type=_filler_range,
+        nargs="+",
+        default=[(0, 6)],
+        metavar="LO-HI",
+        help="filler sentences per document, one range per prompt length (default 0-6)",
+    )
+    p.add_argument(
+        "--items", type=int, default=30, help="items per cell, each scored in every slot"
+    )
     p.add_argument("--families", nargs="+", help="template families (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--split", choices=("calibration", "evaluation"), default="calibration")
-    p.add_argument("--metric", choices=("accuracy", "candidate_prob"), default="accuracy")
+    p.add_argument(
+        "--metric",
+        choices=("accuracy", "candidate_prob"),
+        default="accuracy",
+        help="the slot table's weights",
+    )
+    p.add_argument(
+        "--target",
+        choices=("correct", "candidate_prob"),
+        default="correct",
+        help="what the fit's likelihood scores (see bookend.validate.fit_profile)",
+    )
+    p.add_argument("--holdout-docs", type=int, nargs="+", default=[], metavar="K")
+    p.add_argument("--holdout-filler", type=_filler_range, nargs="+", default=[], metavar="LO-HI")
+    p.add_argument(
+        "--compare",
+        nargs="+",
+        default=[],
+        metavar="MODEL",
+        help="also score these profiles (JSON paths, presets) on the held-back cells",
+    )
     p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
-    p.add_argument("--json", dest="json_path", help="write the JSON report here")
-    p.add_argument("--plot", help="write the PNG slot curves here")
+    p.add_argument("--json", dest="json_path", help="write the JSON report (with outcomes) here")
+    p.add_argument("--plot", help="write the PNG slot curves of the slot table here")
     p.set_defaults(func=_guarded(_run_calibrate), command_name="calibrate")
 
 
@@ -267,48 +333,155 @@ def _run_validate(args: argparse.Namespace) -> int:
             spread, band = f"{args.seeds} seeds x {settings['inputs']} input(s)", "seed band"
         title = f"{label}: N={args.tokens}, {spread}, {args.probes} probes"
         plot_profile(report, args.plot, title=title, band_label=band)
+    metadata = {"settings": settings, "fit": report["fit"], "nominal": report["nominal"]}
+    measured = runner.measured_profile(measurement, label=label, metadata=metadata)
     if args.profile_out:
-        metadata = {"settings": settings, "fit": report["fit"], "nominal": report["nominal"]}
-        runner.measured_profile(measurement, label=label, metadata=metadata).save(args.profile_out)
+        measured.save(args.profile_out)
+    if args.fitted_out:
+        from bookend.validate.fit_profile import fit_position_profile
+
+        fitted = fit_position_profile(measured, label=label.replace("(measured)", "(fitted)"))
+        fitted.save(args.fitted_out)
+        print(
+            f"fitted profile: {fitted!r}, log_rmse={fitted.metadata['fit']['log_rmse']:.4f}, "
+            f"standard errors {dict(fitted.standard_errors)}"
+        )
     return 0
 
 
-def _run_calibrate(args: argparse.Namespace) -> int:
-    """Run the behavioural probe; write the slot profile, report and plot."""
+def _measure_cells(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    """Run the probe in every (K, filler) cell; the outcomes and the run's settings."""
     _set_threads(args.threads)
-    from bookend.validate.calibrate import calibrate, slot_profile
+    from bookend.validate.calibrate import calibrate
     from bookend.validate.probe import generate_items
     from bookend.validate.weights import load_trained
 
-    items = generate_items(
-        args.items, args.docs, seed=args.seed, split=args.split, families=args.families
-    )
     model = load_trained(args.weights)
-    bar = _progress(len(items) * args.docs, "calibrate")
-    result = calibrate(model.lm, model.tokenizer, items, progress=bar.update)
-    bar.close()
+    outcomes: list[Any] = []
+    for docs in args.docs:
+        for filler in args.filler:
+            items = generate_items(
+                args.items,
+                docs,
+                seed=args.seed,
+                split=args.split,
+                families=args.families,
+                filler=filler,
+            )
+            bar = _progress(len(items) * docs, f"calibrate K={docs} filler {filler[0]}-{filler[1]}")
+            outcomes.extend(
+                calibrate(model.lm, model.tokenizer, items, progress=bar.update).outcomes
+            )
+            bar.close()
     settings = {
         "weights": model.name,
         "docs": args.docs,
+        "filler": [list(f) for f in args.filler],
         "items": args.items,
         "families": args.families or "all",
         "seed": args.seed,
         "split": args.split,
-        "metric": args.metric,
+        "threads": args.threads or os.cpu_count(),
     }
-    label = f"{Path(model.name).name} calibrated (K={args.docs})"
-    profile = slot_profile(result, metric=args.metric, label=label, metadata={"settings": settings})
-    profile.save(args.out)
-    slots = result.to_json()
-    for k, (acc, ci) in enumerate(zip(slots["accuracy"], slots["accuracy_ci95"], strict=True)):
-        print(
-            f"slot {k + 1:>2}: accuracy {acc:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  "
-            f"log P(gold) {slots['logprob'][k]:.3f}"
-        )
+    return outcomes, settings
+
+
+def _load_outcomes(paths: list[str]) -> tuple[list[Any], dict[str, Any]]:
+    """Outcomes and settings of earlier ``--json`` reports (settings of the first, sources)."""
+    from bookend.validate.outcomes import outcomes_from_json
+
+    outcomes: list[Any] = []
+    settings: dict[str, Any] = {}
+    for path in paths:
+        try:
+            report = json.loads(Path(path).read_text(encoding="utf-8"))
+            outcomes.extend(outcomes_from_json(report["outcomes"]))
+        except (OSError, json.JSONDecodeError, KeyError) as exc:
+            raise ValueError(
+                f"not a calibrate report with outcomes: path={path!r} ({exc})"
+            ) from None
+        settings = settings or dict(report.get("settings", {}))
+    return outcomes, {**settings, "outcome_reports": paths}
+
+
+def _cell_line(cell: tuple[int, tuple[int, int]], outcomes: list[Any]) -> str:
+    from bookend.validate.calibrate import summarise
+
+    result = summarise(outcomes)
+    tokens = sorted(o.n_tokens for o in outcomes)[len(outcomes) // 2]
+    acc = " ".join(f"{a:.2f}" for a in result.accuracy)
+    docs, (lo, hi) = cell
+    return (
+        f"K={docs:<2} filler {lo}-{hi} (median {tokens} tokens, {result.n_items} items): "
+        f"accuracy by slot {acc}"
+    )
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    """Measure (or reload) outcomes; write the slot table, the fitted profile, report and plot."""
+    if (args.weights is None) == (args.outcomes is None):
+        raise ValueError("give either --weights (measure) or --outcomes REPORT (refit)")
+    from bookend.validate.calibrate import slot_profile, summarise
+    from bookend.validate.outcomes import outcomes_to_json
+
+    if args.outcomes:
+        outcomes, settings = _load_outcomes(args.outcomes)
+    else:
+        outcomes, settings = _measure_cells(args)
+    cells: dict[tuple[int, tuple[int, int]], list[Any]] = {}
+    for o in outcomes:
+        cells.setdefault(o.cell, []).append(o)
+    report: dict[str, Any] = {
+        "settings": settings,
+        "cells": [
+            {"docs": k, "filler": list(f), **summarise(group).to_json()}
+            for (k, f), group in cells.items()
+        ],
+        "outcomes": outcomes_to_json(outcomes),
+    }
+    if args.json_path:  # the raw outcomes first, so that a failed fit loses no measurement
+        _write_json(args.json_path, report)
+    for cell, group in cells.items():
+        print(_cell_line(cell, group))
+
+    held = {c for c in cells if c[0] in args.holdout_docs or c[1] in args.holdout_filler}
+    train = [o for c, group in cells.items() if c not in held for o in group]
+    if not train:
+        raise ValueError("every cell is held back; nothing is left to fit")
+    table_docs = max(c[0] for c in cells if c not in held)
+    table_outcomes = [o for o in train if o.n_docs == table_docs]
+    name = Path(str(settings.get("weights", "model"))).name
+    table = slot_profile(
+        summarise(table_outcomes),
+        metric=args.metric,
+        label=f"{name} calibrated (K={table_docs})",
+        metadata={"settings": settings, "cells": report["cells"]},
+    )
+    out = Path(args.out)
+    table.save(args.slots_out or out.with_name(f"{out.stem}-slots.json"))
+
+    from bookend.validate.fit_profile import fit_outcomes
+
+    fit = fit_outcomes(train, target=args.target, label=f"{name} fitted", settings=settings)
+    fit.profile.save(out)
+    print(fit.summary())
+    report["fit"] = fit.to_json()
+    if held:
+        from bookend.profile import resolve_profile
+        from bookend.validate.holdout import heldback_report, heldback_summary
+
+        heldback = [o for c in sorted(held) for o in cells[c]]
+        others = {name: resolve_profile(name) for name in args.compare}
+        report["holdout"] = heldback_report(fit, table, train, heldback, others)
+        print(heldback_summary(report["holdout"]))
     if args.json_path:
-        _write_json(args.json_path, {"slots": slots, "settings": settings})
+        _write_json(args.json_path, report)
     if args.plot:
         from bookend.validate.plot import plot_slots
 
-        plot_slots(slots, args.plot, title=f"{label}, {args.items} items per slot")
+        plot_slots(
+            summarise(table_outcomes).to_json(),
+            args.plot,
+            title=f"{table.label}, {len(table_outcomes) // table_docs} items per slot",
+        )
     return 0

@@ -32,11 +32,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize, minimize_scalar
-from scipy.special import gammaincc, gammaln
 from scipy.stats import spearmanr
 
 from bookend.spec import ModelSpec
-from bookend.theory import influence_cdf, recency_delta
+from bookend.theory import influence_cdf, poisson_cdf, recency_delta
 
 __all__ = [
     "POISSON_DEPTH",
@@ -66,26 +65,6 @@ def _check_profile(measured: npt.ArrayLike) -> FloatArray:
             "measured must be finite and non-negative with mass before the final token"
         )
     return p
-
-
-def poisson_cdf(x: npt.ArrayLike, lam: float) -> FloatArray:
-    """Influence mass on ``[0, x]`` in the Poisson limit, delta included at ``x = 1``.
-
-    ``F(x) = sum_{k>=1} e^(-lambda) lambda^k / k! · Q(k, ln 1/x)`` for ``x < 1`` and ``F(1) = 1``,
-    with ``Q`` the regularized upper incomplete gamma function. The sum is cut where the Poisson
-    tail is below 1e-16.
-    """
-    if not math.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got lam={lam!r}")
-    xs = np.asarray(x, dtype=np.float64)
-    k_max = int(lam + 12.0 * math.sqrt(lam) + 40.0)
-    k = np.arange(1, k_max + 1, dtype=np.float64)
-    w = np.exp(-lam + k * math.log(lam) - gammaln(k + 1))
-    inner = (xs > 0.0) & (xs < 1.0)
-    u = -np.log(np.where(inner, xs, 0.5))
-    cdf = (gammaincc(k, u[..., None]) * w).sum(axis=-1)
-    out = np.where(inner, cdf, np.where(xs >= 1.0, 1.0, 0.0))
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
 
 
 def theory_bins(n_tokens: int, depth: float, attn_share: float) -> FloatArray:

@@ -5,13 +5,16 @@ quality benchmark both build on it.
 
 Public API
 ----------
-``generate_items(n_items, n_docs, *, seed=0, split="calibration", families=None)``
+``generate_items(n_items, n_docs, *, seed=0, split="calibration", families=None, filler=(0, 6))``
     ``n_items`` items of ``n_docs`` documents each. Item ``i`` of a split has the id
     ``SPLIT_OFFSETS[split] + i`` and is generated from ``random.Random(f"{seed}:{item_id}")``, so
     the same ``(seed, split, i)`` always gives the same item, and calibration ids
     (``0 ..``) and evaluation ids (``1_000_000 ..``) never meet: calibrate on one split and
     evaluate on the other. ``families`` selects template families from :data:`FAMILIES`
     (default all, used in turn: item ``i`` takes family ``families[i % len(families)]``).
+    ``filler=(lo, hi)`` sets how many filler sentences surround each fact (uniform in
+    ``lo..hi``), which sets the prompt length at a given K; the default ``(0, 6)`` gives the
+    items every earlier release generated.
 
 ``ProbeItem``
     ``documents[k]`` states one fact of the item's family about its own entity;
@@ -21,8 +24,8 @@ Public API
     the document order that puts the gold document in ``slot`` and keeps the others in their
     original order; ``prompt(order)`` renders the documents in that order (default: as generated).
 
-Documents vary in length (about 15 to 110 words): the fact sentence sits among zero to six filler
-sentences drawn from a neutral pool, at a random place.
+Documents vary in length (about 15 to 110 words by default): the fact sentence sits among
+``filler`` (zero to six by default) filler sentences drawn from a neutral pool, at a random place.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "DEFAULT_FILLER",
     "FAMILIES",
     "SPLIT_OFFSETS",
     "ProbeItem",
@@ -40,6 +44,7 @@ __all__ = [
 ]
 
 SPLIT_OFFSETS = {"calibration": 0, "evaluation": 1_000_000}
+DEFAULT_FILLER = (0, 6)
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -140,6 +145,7 @@ class ProbeItem:
     gold: int
     question: str
     answer_prefix: str
+    filler: tuple[int, int] = DEFAULT_FILLER
 
     @property
     def gold_answer(self) -> str:
@@ -156,6 +162,12 @@ class ProbeItem:
     def prompt(self, order: Sequence[int] | None = None) -> str:
         """The prompt with documents in ``order`` (a permutation of ``range(K)``), ending with the
         answer prefix; the answer follows as ``" " + answer``."""
+        return self.rendered(order)[0]
+
+    def rendered(self, order: Sequence[int] | None = None) -> tuple[str, list[tuple[int, int]]]:
+        """The prompt (as :meth:`prompt`) and the character span ``[start, end)`` of each rendered
+        ``"Document k: ..."`` in it, slot 1 first; the documents block is
+        ``[spans[0][0], spans[-1][1])``."""
         indices = list(range(len(self.documents))) if order is None else list(order)
         if sorted(indices) != list(range(len(self.documents))):
             raise ValueError(f"order must be a permutation of range({len(self.documents)})")
@@ -164,15 +176,25 @@ class ProbeItem:
         )
 
 
-def render_prompt(documents: Sequence[str], question: str, answer_prefix: str = "") -> str:
-    """The completion-style lookup prompt: instruction, numbered documents in the given order,
-    the question, and ``"Answer:"`` followed by ``answer_prefix`` (the answer follows as
-    ``" " + answer``). No chat template: base and instruction-tuned models both continue it."""
-    body = "\n\n".join(f"Document {slot + 1}: {text}" for slot, text in enumerate(documents))
+def render_prompt(
+    documents: Sequence[str], question: str, answer_prefix: str = ""
+) -> tuple[str, list[tuple[int, int]]]:
+    """The completion-style lookup prompt and the character span of each ``"Document k: ..."``.
+
+    Instruction, numbered documents in the given order, the question, and ``"Answer:"`` followed
+    by ``answer_prefix``; the answer follows as ``" " + answer``. No chat template: base and
+    instruction-tuned models both continue it.
+    """
+    text = "Read the documents and answer the question.\n\n"
+    spans = []
+    for slot, document in enumerate(documents):
+        if slot:
+            text += "\n\n"
+        start = len(text)
+        text += f"Document {slot + 1}: {document}"
+        spans.append((start, len(text)))
     answer = f"Answer: {answer_prefix}" if answer_prefix else "Answer:"
-    return (
-        f"Read the documents and answer the question.\n\n{body}\n\nQuestion: {question}\n{answer}"
-    )
+    return f"{text}\n\nQuestion: {question}\n{answer}", spans
 
 
 def _entities(family: str, rng: random.Random, n: int) -> list[str]:
@@ -197,8 +219,8 @@ def _values(family: str, rng: random.Random, n: int) -> list[str]:
     return rng.sample(_COLOURS, n)
 
 
-def _document(fact: str, rng: random.Random) -> str:
-    sentences = rng.sample(_FILLER, rng.randint(0, 6))
+def _document(fact: str, rng: random.Random, filler: tuple[int, int]) -> str:
+    sentences = rng.sample(_FILLER, rng.randint(*filler))
     sentences.insert(rng.randint(0, len(sentences)), fact)
     return " ".join(sentences)
 
@@ -220,12 +242,14 @@ def generate_items(
     seed: int = 0,
     split: str = "calibration",
     families: Sequence[str] | None = None,
+    filler: tuple[int, int] = DEFAULT_FILLER,
 ) -> list[ProbeItem]:
     """Generate ``n_items`` lookup items of ``n_docs`` documents (see the module docstring).
 
     Raises:
-        ValueError: for an unknown split or family, ``n_items < 1``, or ``n_docs`` outside
-            ``[2, max]`` where ``max`` is the smallest value pool of the chosen families.
+        ValueError: for an unknown split or family, ``n_items < 1``, ``n_docs`` outside
+            ``[2, max]`` where ``max`` is the smallest value pool of the chosen families, or a
+            ``filler`` range that is not ``0 <= lo <= hi <= 20`` (the size of the filler pool).
     """
     if split not in SPLIT_OFFSETS:
         raise ValueError(f"split must be one of {sorted(SPLIT_OFFSETS)}, got split={split!r}")
@@ -242,6 +266,11 @@ def generate_items(
         raise ValueError(
             f"n_docs must lie in [2, {limit}] for these families, got n_docs={n_docs!r}"
         )
+    lo, hi = filler
+    if not 0 <= lo <= hi <= len(_FILLER):
+        raise ValueError(
+            f"filler must satisfy 0 <= lo <= hi <= {len(_FILLER)}, got filler={filler!r}"
+        )
     items = []
     for index in range(n_items):
         item_id = SPLIT_OFFSETS[split] + index
@@ -251,7 +280,7 @@ def generate_items(
         entities = _entities(family, rng, n_docs)
         values = _values(family, rng, n_docs)
         documents = tuple(
-            _document(template.fact.format(entity=e, value=v), rng)
+            _document(template.fact.format(entity=e, value=v), rng, (lo, hi))
             for e, v in zip(entities, values, strict=True)
         )
         gold = rng.randrange(n_docs)
@@ -265,6 +294,7 @@ def generate_items(
                 gold=gold,
                 question=template.question.format(entity=entities[gold]),
                 answer_prefix=template.answer_prefix.format(entity=entities[gold]),
+                filler=(lo, hi),
             )
         )
     return items

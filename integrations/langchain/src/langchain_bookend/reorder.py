@@ -21,6 +21,7 @@ from bookend import (
     Placement,
     Strategy,
 )
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
@@ -51,8 +52,9 @@ class BookendReorder(
     ``Document`` objects come back, metadata untouched unless ``annotate=True``, which writes
     ``bookend_slot`` and ``bookend_weight``. Nothing is dropped unless ``budget`` is set.
 
-    The placement settings (``model``, ``strategy``, ``distance``, ``budget``, ``repeat_top``,
-    ``prefix_tokens``, ``suffix_tokens``, ``token_counter``, ``exact_max_k``) are those of
+    The placement settings (``model``, ``strategy``, ``weight_rule``, ``distance``, ``budget``,
+    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``token_counter``, ``exact_max_k``) are
+    those of
     :class:`bookend.Bookend` and are checked at construction: bad values raise ``ValueError``.
     Token lengths are counted on ``page_content``.
     """
@@ -63,6 +65,9 @@ class BookendReorder(
     """A preset name, published curve, profile path, ``ModelSpec`` or influence profile."""
     strategy: Strategy = "bookend"
     """``"bookend"`` (optimal for the model), ``"alternate"`` or ``"relevance"``."""
+    weight_rule: WeightRule = DEFAULT_WEIGHT_RULE
+    """How span influence becomes a document's weight (``bookend.weighing``); ``"slot"`` is
+    rank-only placement."""
     score_key: tuple[str, ...] = ("relevance_score", "score")
     """Metadata key(s) holding a document's score; the first present wins."""
     distance: bool = False

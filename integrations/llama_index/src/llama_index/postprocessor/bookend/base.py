@@ -18,6 +18,7 @@ from bookend import (
     Placement,
     Strategy,
 )
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 
@@ -53,6 +54,10 @@ class BookendNodePostprocessor(BaseNodePostprocessor):
     )
     strategy: Strategy = Field(
         default="bookend", description="'bookend' (optimal), 'alternate' or 'relevance'."
+    )
+    weight_rule: WeightRule = Field(
+        default=DEFAULT_WEIGHT_RULE,
+        description="How span influence becomes a node's weight; 'slot' is rank-only.",
     )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     budget: int | None = Field(

@@ -10,6 +10,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from bookend import DEFAULT_MODEL, Bookend, Placement, Strategy, relevance_from_scores
 from bookend.placement import rank_order
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
 
@@ -45,6 +46,8 @@ class BookendRanker:
             or the path of a profile JSON file.
         strategy: ``"bookend"`` (optimal for the model), ``"alternate"`` (what
             ``LostInTheMiddleRanker`` does) or ``"relevance"``.
+        weight_rule: how span influence becomes a document's weight (``bookend.weighing``);
+            ``"slot"`` is rank-only placement.
         distance: scores are distances (lower is better).
         repeat_top: put the most relevant document at both ends (the same object twice).
         prefix_tokens: prompt tokens before the documents (see ``bookend.Layout``).
@@ -65,6 +68,7 @@ class BookendRanker:
         budget: int | None = None,
         model: str | Path = DEFAULT_MODEL,
         strategy: Strategy = "bookend",
+        weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
@@ -78,6 +82,7 @@ class BookendRanker:
         self.budget = budget
         self.model = str(model)
         self.strategy: Strategy = strategy
+        self.weight_rule: WeightRule = weight_rule
         self.distance = distance
         self.repeat_top = repeat_top
         self.prefix_tokens = prefix_tokens
@@ -92,6 +97,7 @@ class BookendRanker:
         return Bookend(
             self.model,
             strategy=self.strategy,
+            weight_rule=self.weight_rule,
             distance=self.distance,
             budget=budget,
             repeat_top=self.repeat_top,
@@ -110,6 +116,7 @@ class BookendRanker:
             budget=self.budget,
             model=self.model,
             strategy=self.strategy,
+            weight_rule=self.weight_rule,
             distance=self.distance,
             repeat_top=self.repeat_top,
             prefix_tokens=self.prefix_tokens,

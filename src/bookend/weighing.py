@@ -1,0 +1,197 @@
+"""Chunk weighing: the one place that says how much influence a chunk gets in a given span.
+
+Placement asks a :class:`ChunkWeigher`, built once per call from the profile, the layout, the
+chunk lengths and a :data:`WeightRule`, for the weight of chunk ``i`` spanning tokens ``[s, e)``
+of an analysed sequence of ``N`` tokens. Write the profile's cumulative mass as
+``F = F_c + P``: a continuous part ``F_c`` and point masses ``P`` (the theory's Recency Delta
+``(1 - alpha)^H`` on the final token). With ``lbar`` the mean chunk length, the rules are
+
+===========  =====================================================================================
+rule         weight of chunk ``i`` on ``[s, e)``
+===========  =====================================================================================
+``mass``     ``N · (F(e) - F(s)) / lbar``: the influence the chunk's tokens receive, in units of a
+             mean-length chunk (the default; see ``bench/RESULTS.md``, "Chunk-weight rules").
+``anchored`` ``N · (F_c(e) - F_c(s)) / l_i + N · (P(e) - P(s)) / lbar``: mean density, with point
+             masses credited to the slot that holds them as if it had the mean length.
+``density``  ``N · (F(e) - F(s)) / l_i``: mean influence density over the span (the first
+             design). A point mass then counts ``delta · N / l_i``, so short chunks win the ends.
+``slot``     every chunk counted at the mean length: rank-only placement, lengths ignored.
+===========  =====================================================================================
+
+All four agree when the lengths are equal (then ``l_i = lbar``), so equal-length placement does not
+depend on the rule. Under ``mass`` a chunk never gains weight by being shorter, and with a density
+that does not rise before the final token the optimal order is the relevance order with one chunk
+moved to the end (an exchange argument: swapping neighbours ``a, b`` changes the objective by
+``(r_a - r_b) · (M(s, s + l_a) + M(s, s + l_b) - M(s, s + l_a + l_b))``, which is ``>= 0`` when the
+density does not rise), so the most relevant chunk always lands first or last.
+
+A per-document profile (``profile.per_document``) weighs document slots: every chunk counts as one
+unit whatever its tokens, and whatever surrounds the chunks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from bookend.profile import InfluenceProfile, Layout
+from bookend.theory import FloatArray
+
+__all__ = [
+    "DEFAULT_WEIGHT_RULE",
+    "WEIGHT_RULES",
+    "ChunkWeigher",
+    "WeightRule",
+    "check_weight_rule",
+]
+
+IntArray: TypeAlias = npt.NDArray[np.int64]
+WeightRule: TypeAlias = Literal["mass", "anchored", "density", "slot"]
+WEIGHT_RULES: tuple[WeightRule, ...] = ("mass", "anchored", "density", "slot")
+#: Chosen by measurement (``python bench/weight_rules.py``; ``bench/RESULTS.md``).
+DEFAULT_WEIGHT_RULE: WeightRule = "mass"
+
+
+def check_weight_rule(rule: object) -> WeightRule:
+    """``rule`` if it names a rule, else a ``ValueError`` naming the parameter and the value."""
+    if rule not in WEIGHT_RULES:
+        raise ValueError(f"weight_rule must be one of {WEIGHT_RULES}, got weight_rule={rule!r}")
+    return rule
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkWeigher:
+    """Weights of chunks in spans, under one profile, layout and rule (see the module docstring).
+
+    Build it with :meth:`build`; every length and offset it takes and returns is in its frame
+    (tokens, or unit slots for a per-document profile or the ``slot`` rule).
+
+    Attributes:
+        profile: the influence profile.
+        rule: the weight rule.
+        lengths: per chunk, its length in the frame.
+        prefix: frame length before the first movable chunk (fixed text and fixed chunks).
+        total: frame length of the whole analysed sequence, ``N``.
+        continuous_divisor: per chunk, what the continuous mass is divided by (``l_i`` or ``lbar``).
+        point_divisor: per chunk, what point masses are divided by, or ``None`` when the profile's
+            point masses need no separate treatment under this rule.
+    """
+
+    profile: InfluenceProfile
+    rule: WeightRule
+    lengths: FloatArray
+    prefix: float
+    total: float
+    continuous_divisor: FloatArray
+    point_divisor: FloatArray | None
+
+    @classmethod
+    def build(
+        cls,
+        profile: InfluenceProfile,
+        lengths: npt.ArrayLike,
+        layout: Layout | None = None,
+        rule: WeightRule = DEFAULT_WEIGHT_RULE,
+        *,
+        fixed: tuple[float, float] = (0.0, 0.0),
+    ) -> ChunkWeigher:
+        """A weigher for movable chunks of ``lengths`` (tokens) inside ``layout``.
+
+        Args:
+            profile: the influence profile.
+            lengths: per movable chunk its token count (> 0).
+            layout: tokens before and after the chunks.
+            rule: the weight rule.
+            fixed: token lengths of a chunk fixed before and after the movable ones (a repeated
+                top chunk), 0 for none. They count in the mean length and, for a per-document
+                profile, as one slot each.
+        """
+        lens = np.asarray(lengths, dtype=np.float64)
+        if lens.ndim != 1 or (lens.size and not (np.all(np.isfinite(lens)) and lens.min() > 0)):
+            raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
+        lay = layout or Layout()
+        front, back = (float(f) for f in fixed)
+        n_fixed = (front > 0) + (back > 0)
+        if profile.per_document or rule == "slot":
+            unit = 1.0 if profile.per_document else _mean_length(lens, front, back, n_fixed)
+            lens = np.full(lens.size, unit)
+            front, back = (unit if front > 0 else 0.0), (unit if back > 0 else 0.0)
+        if profile.per_document:
+            prefix, suffix = front, back
+        else:
+            prefix = lay.prefix_tokens + front
+            suffix = lay.suffix_tokens + back
+        mean = _mean_length(lens, front, back, n_fixed)
+        shared = np.full(lens.size, mean)
+        # Under "slot" (and per-document profiles) every length already is the mean.
+        divisor = shared if rule == "mass" else lens
+        point = shared if rule == "anchored" and profile.has_point_masses else None
+        return cls(
+            profile=profile,
+            rule=rule,
+            lengths=lens,
+            prefix=float(prefix),
+            total=float(prefix + lens.sum() + suffix),
+            continuous_divisor=divisor,
+            point_divisor=point,
+        )
+
+    def parts(self, offsets: FloatArray) -> tuple[FloatArray, FloatArray | None]:
+        """``(F_c, P)`` at frame offsets when point masses are weighed apart, else ``(F, None)``."""
+        cdf = self.profile.cdf_at_tokens(offsets, self.total)
+        if self.point_divisor is None:
+            return cdf, None
+        point = self.profile.point_mass_cdf_at_tokens(offsets, self.total)
+        return cdf - point, point
+
+    def span_weights(
+        self, chunks: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike
+    ) -> FloatArray:
+        """Weight of ``chunks[...]`` spanning ``[starts, ends)`` (arrays broadcast together)."""
+        idx = np.asarray(chunks, dtype=np.int64)
+        lo, lo_point = self.parts(np.asarray(starts, dtype=np.float64))
+        hi, hi_point = self.parts(np.asarray(ends, dtype=np.float64))
+        weights = (hi - lo) * self.total / self.continuous_divisor[idx]
+        if self.point_divisor is not None and lo_point is not None and hi_point is not None:
+            weights = weights + (hi_point - lo_point) * self.total / self.point_divisor[idx]
+        return np.asarray(weights, dtype=np.float64)
+
+    def weights_of_orders(self, orders: npt.ArrayLike) -> FloatArray:
+        """Per row of ``orders`` (shape ``(M, K)`` or ``(K,)``), the weight of each position."""
+        idx = np.asarray(orders, dtype=np.int64)
+        lens = self.lengths[idx]
+        zero = np.zeros((*idx.shape[:-1], 1))
+        # One profile evaluation for all edges of all rows: per-call overhead dominates at small K.
+        edges = self.prefix + np.concatenate((zero, np.cumsum(lens, axis=-1)), axis=-1)
+        continuous, point = self.parts(edges)
+        weights = np.diff(continuous, axis=-1) * self.total / self.continuous_divisor[idx]
+        if point is not None and self.point_divisor is not None:
+            weights = weights + np.diff(point, axis=-1) * self.total / self.point_divisor[idx]
+        return np.asarray(weights, dtype=np.float64)
+
+    def objectives(self, orders: npt.ArrayLike, relevance: FloatArray) -> FloatArray:
+        """``sum_p relevance[o_p] · w_p`` per row of ``orders``."""
+        idx = np.asarray(orders, dtype=np.int64)
+        if idx.shape[-1] == 0:
+            return np.zeros(idx.shape[:-1])
+        return np.asarray(
+            np.sum(relevance[idx] * self.weights_of_orders(idx), axis=-1), dtype=np.float64
+        )
+
+    def objective(self, order: npt.ArrayLike, relevance: FloatArray) -> float:
+        """``sum_p relevance[order[p]] · w_p`` for one order."""
+        return float(self.objectives(np.asarray(order, dtype=np.int64), relevance))
+
+    @property
+    def equal_lengths(self) -> bool:
+        """Whether every movable chunk has the same frame length (weights depend on slots only)."""
+        lens = self.lengths
+        return bool(lens.size == 0 or lens.min() == lens.max())
+
+
+def _mean_length(lens: FloatArray, front: float, back: float, n_fixed: int) -> float:
+    count = lens.size + n_fixed
+    return float((lens.sum() + front + back) / count) if count else 1.0
