@@ -347,8 +347,8 @@ def evaluate(
         requests += extra
 
     for row, per_strategy in zip(item_rows, results, strict=True):
-        draws = [v for s, v in per_strategy.items() if s.startswith(f"{RANDOM}#")]
-        per_strategy[RANDOM] = {m: float(np.mean([d[m] for d in draws])) for m in metrics}
+        shuffled = [v for s, v in per_strategy.items() if s.startswith(f"{RANDOM}#")]
+        per_strategy[RANDOM] = {m: float(np.mean([d[m] for d in shuffled])) for m in metrics}
         row["results"] = per_strategy
     seconds = time.perf_counter() - started
     settings = {

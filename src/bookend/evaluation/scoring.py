@@ -82,7 +82,11 @@ class CallCache:
         self.path = None if path is None else Path(path)
         self._results: dict[str, Continuations] = {}
         if self.path is not None and self.path.is_file():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
+            text = self.path.read_text(encoding="utf-8")
+            if text and not text.endswith("\n"):  # a torn last line: new rows start afresh
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write("\n")
+            for line in text.splitlines():
                 try:
                     row = json.loads(line)
                     self._results[row["key"]] = Continuations(

@@ -58,11 +58,17 @@ def _reversed(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
     return list(range(len(scores)))[::-1]
 
 
+def _ignoring_lengths(order: Callable[[Sequence[float]], list[int]]) -> Strategy:
+    def strategy(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
+        return order(scores)
+
+    return strategy
+
+
 def fixed_strategies() -> dict[str, Strategy]:
     """The installed framework reorderers (real classes), retrieval order and its reverse."""
     out: dict[str, Strategy] = {
-        name: (lambda scores, lengths, f=fn: f(scores))
-        for name, fn in available_frameworks().items()
+        name: _ignoring_lengths(fn) for name, fn in available_frameworks().items()
     }
     out["retrieval"] = _retrieval
     out["reversed"] = _reversed

@@ -109,7 +109,7 @@ _POOL = (*_FILLER, *_MORE_FILLER)
 def _target_words(rng: random.Random) -> int:
     """Words of a document of ``MIN_TOKENS``..``MAX_TOKENS`` tokens, log-uniform, skewed short."""
     u = rng.random() ** 3.5  # more short documents than long: keeps prompts affordable on a CPU
-    tokens = MIN_TOKENS * (MAX_TOKENS / MIN_TOKENS) ** u
+    tokens = float(MIN_TOKENS * (MAX_TOKENS / MIN_TOKENS) ** u)
     return max(1, round(tokens / _TOKENS_PER_WORD))
 
 
