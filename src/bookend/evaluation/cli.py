@@ -20,7 +20,7 @@ from typing import Any
 __all__ = ["QUICK", "register"]
 
 #: ``--quick``: documents per item and items (a few minutes with SmolLM2 on 2 CPU cores).
-QUICK = {"docs": 6, "items": 12, "random_draws": 2}
+QUICK = {"docs": 6, "items": 8, "random_draws": 2}
 #: The default run: about 30 minutes with SmolLM2 on 2 CPU cores.
 DEFAULT = {"docs": 10, "items": 60, "random_draws": 3}
 

@@ -53,7 +53,7 @@ REPORT_VERSION = 1
 
 
 def _strategy_names(items: Sequence[Mapping[str, Any]]) -> list[str]:
-    names = [s for s in items[0]["results"] if "#" not in s]
+    names = list(dict.fromkeys(s for row in items for s in row["results"] if "#" not in s))
     ours = [s for s in names if s.startswith("bookend")]
     rest = [s for s in BASELINES if s in names]
     tail = [s for s in names if s not in ours and s not in rest]
@@ -64,19 +64,27 @@ def _values(items: Sequence[Mapping[str, Any]], strategy: str, metric: str) -> l
     return [float(row["results"][strategy][metric]) for row in items]
 
 
+def _having(items: Sequence[Mapping[str, Any]], *names: str) -> list[Mapping[str, Any]]:
+    return [row for row in items if all(s in row["results"] for s in names)]
+
+
 def _blocks(
     items: Sequence[Mapping[str, Any]], metrics: Sequence[str]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Per-strategy estimates and paired differences over ``items`` (those with every strategy)."""
+    """Per-strategy estimates and paired differences over ``items``; a strategy missing on some
+    items (the oracle, where the gold document is unknown) is scored on the items it has."""
     names = _strategy_names(items)
-    full = [row for row in items if all(s in row["results"] for s in names)]
-    strategies = {s: {m: estimate(_values(full, s, m)).to_json() for m in metrics} for s in names}
+    strategies = {}
+    for s in names:
+        rows = _having(items, s)
+        strategies[s] = {m: estimate(_values(rows, s, m)).to_json() for m in metrics}
     paired: dict[str, Any] = {}
-    if len(full) >= 2:
-        for a in (s for s in names if s.startswith("bookend")):
-            for b in (s for s in names if not s.startswith("bookend")):
+    for a in (s for s in names if s.startswith("bookend")):
+        for b in (s for s in names if not s.startswith("bookend")):
+            rows = _having(items, a, b)
+            if len(rows) >= 2:
                 paired[f"{a} vs {b}"] = {
-                    m: paired_difference(_values(full, a, m), _values(full, b, m)).to_json()
+                    m: paired_difference(_values(rows, a, m), _values(rows, b, m)).to_json()
                     for m in metrics
                 }
     return strategies, paired
@@ -172,8 +180,23 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"{g['counts']}"
         for name, g in report["gold_rank"].items()
     ]
+    primary = report["primary_metric"]
+    verdicts = []
+    for name in (s for s in report["strategies"] if s.startswith("bookend")):
+        by_verdict: dict[str, list[str]] = {"better": [], "worse": [], "no difference": []}
+        for pair, per_metric in report["paired"].items():
+            a, _, b = pair.partition(" vs ")
+            if a == name:
+                by_verdict[per_metric[primary]["verdict"]].append(b)
+        verdicts.append(
+            f"- **{name}**: significantly ahead of {', '.join(by_verdict['better']) or 'none'}; "
+            f"behind {', '.join(by_verdict['worse']) or 'none'}; no detectable difference from "
+            f"{', '.join(by_verdict['no difference']) or 'none'}."
+        )
     parts = [
         f"## bookend eval: {Path(report['model']).name}, n = {report['n_items']} items",
+        f"### Verdicts on `{primary}` (95% paired intervals)",
+        "\n".join(verdicts),
         f"Primary metric: `{report['primary_metric']}`. {units}",
         "### Strategies",
         strategy_table(report["strategies"], metrics),

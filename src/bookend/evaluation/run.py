@@ -196,6 +196,8 @@ def _describe(source: Any) -> str:
         return "built-in"
     if isinstance(source, (str, Path)):
         return str(source)
+    if isinstance(source, Sequence):
+        return "given"
     return str(getattr(source, "label", None) or type(source).__name__)
 
 
@@ -330,9 +332,9 @@ def evaluate(
         extra = []
         for i, item in enumerate(loaded):
             gold_rank = item_rows[i]["gold_rank"]
-            means = curve[str(len(item.documents))][primary]
-            if gold_rank is None:
-                continue
+            means = curve.get(str(len(item.documents)), {}).get(primary)
+            if gold_rank is None or means is None:
+                continue  # no gold document, or no curve at this K: no oracle for the item
             slot_means = {s: float(e["mean"]) for s, e in enumerate(means) if e is not None}
             ranking = rankings[item_rows[i]["retriever"]][i]
             ranks = oracle_order(gold_rank, len(item.documents), slot_means)
@@ -342,8 +344,8 @@ def evaluate(
         for r in extra:
             item = loaded[r.item]
             values = _metrics(item, scored[r.prompt])
-            results[r.item][ORACLE] = {"order": r.order, "gold_slot": r.order.index(item.gold or 0)}
-            results[r.item][ORACLE].update(values)
+            gold_slot = r.order.index(item.gold) if item.gold is not None else None
+            results[r.item][ORACLE] = {"order": r.order, "gold_slot": gold_slot, **values}
         requests += extra
 
     for row, per_strategy in zip(item_rows, results, strict=True):
@@ -352,9 +354,7 @@ def evaluate(
         row["results"] = per_strategy
     seconds = time.perf_counter() - started
     settings = {
-        "items": str(items)
-        if isinstance(items, (str, Path))
-        else ("built-in" if items is None else "given"),
+        "items": _describe(items),
         "k": k if items is None else None,
         "n_items": len(loaded),
         "seed": seed,
