@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 import bookend
-from bookend.profile import available_profile_presets, resolve_profile
+from bookend import available_profile_presets, resolve_profile
 from bookend.weighing import WEIGHT_RULES
 
 BENCH = Path(__file__).resolve().parent

@@ -49,7 +49,7 @@ def test_reorder_reads_stdin_and_files(
     assert main(["reorder", "--model", "gpt2"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert sorted(result["order"]) == [0, 1, 2]
-    assert result["chunks"] == [chunks[i]["text"] for i in result["order"]]
+    assert result["chunks"] == [chunks[i] for i in result["order"]]  # every field kept
     assert result["order"].index(0) < result["order"].index(2)  # source x keeps its order
     path = tmp_path / "in.json"
     path.write_text(json.dumps({"chunks": ["a", "b"], "scores": [3, 1], "lengths": [5, 5]}))
@@ -57,13 +57,34 @@ def test_reorder_reads_stdin_and_files(
     assert json.loads(capsys.readouterr().out)["order"] == [0, 1]
 
 
+def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the CLI expecting a usage error: exit 2, one line on stderr, no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
 @pytest.mark.parametrize(
     ("payload", "args", "message"),
     [
         ("not json", [], "input is not JSON"),
-        ("[1, 2]", [], "input must be a list of strings"),
+        ("[1, 2]", [], "chunks[0]=1 must be a string"),
+        ("7", [], "input must be a list of strings"),
         ('{"chunks": ["a"], "scores": [NaN]}', [], "scores must be finite"),
         ('["a", "b"]', ["--budget", "0"], "budget=0"),
+        ('{"chunks": ["a", "b", "c"], "scores": 5}', [], "scores must be a list"),
+        ('{"chunks": ["a", "b"], "scores": [{"v": 1}, {"v": 2}]}', [], "scores[0]={'v': 1}"),
+        ('{"chunks": ["a", "b"], "scores": [[0.1], [0.2]]}', [], "scores[0]=[0.1]"),
+        ('{"chunks": ["a", "b"], "scores": ["1", "2"]}', [], "scores[0]='1'"),
+        ('{"chunks": ["a", "b"], "lengths": ["5", "5"]}', [], "lengths[0]='5'"),
+        ('{"chunks": ["a", "b"], "sources": ["x"]}', [], "sources must have one value per"),
+        ('[{"text": "a", "source": ["x"]}, {"text": "b", "source": "y"}]', [], "sources[0]=['x']"),
+        ('{"chunks": ["a", "b"], "score": [2, 1]}', [], "unknown key 'score'"),
+        ('[{"text": "a", "score": 1}, {"text": "b"}]', [], "every chunk needs 'score'"),
+        ('["a", "b"]', ["--model", "gpt-5"], "model='gpt-5'"),
+        ('["a", "b"]', ["--prefix-tokens", "-1"], "prefix_tokens=-1"),
     ],
 )
 def test_reorder_errors_exit_2_with_one_line(
@@ -74,15 +95,96 @@ def test_reorder_errors_exit_2_with_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(payload))
-    assert main(["reorder", *args]) == 2
-    assert message in capsys.readouterr().err
+    assert message in _one_line_error(["reorder", *args], capsys)
 
 
-def test_presets_lists_models_and_curves(capsys: pytest.CaptureFixture[str]) -> None:
+def test_reorder_input_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "missing.json")
+    assert f"input={missing!r} not found" in _one_line_error(["reorder", missing], capsys)
+    assert "is a directory" in _one_line_error(["reorder", str(tmp_path)], capsys)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"format": "bookend-profile", "version": 1}, "needs 'weights'"),
+        ([0.5, 0.2, 0.9], "must be a JSON object"),
+        ({"num_hidden_layers": 30, "model_type": "llama"}, "looks like a Hugging Face config"),
+    ],
+)
+def test_bad_profile_files_exit_2(
+    content: object, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(content))
+    assert message in _one_line_error(["profile", "--model", str(path)], capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["profile", "--chunk-tokens", "-5"], "--chunk-tokens=-5"),
+        (["profile", "--chunk-tokens", "0"], "--chunk-tokens=0"),
+        (["profile", "--k", "0"], "--k=0"),
+        (["profile", "--k", "-1"], "--k=-1"),
+        (["demo", "--k", "-2"], "--k=-2"),
+        (["demo", "--plot", "/no/such/folder/demo.png"], "--plot='/no/such/folder/demo.png'"),
+        (["profile", "--plot", "/no/such/folder/p.png"], "--plot='/no/such/folder/p.png'"),
+        (["profile", "--model", "{depth: 3}"], "--model='{depth: 3}'"),
+        (["profile", "--model", '{"depth": 0}'], "depth"),
+    ],
+)
+def test_numbers_and_paths_are_checked(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert message in _one_line_error(argv, capsys)
+
+
+def test_reorder_keeps_every_field_and_returns_dropped_chunks_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chunks = [
+        {"id": "a", "text": "x " * 40, "score": 0.9, "url": "https://a"},
+        {"id": "b", "text": "y " * 40, "score": 0.1, "url": "https://b"},
+        {"id": "c", "text": "z " * 40, "score": 0.5, "url": "https://c"},
+    ]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(chunks)))
+    assert main(["reorder", "--budget", "45"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["chunks"] == [chunks[0], chunks[2]] or result["chunks"] == [chunks[2], chunks[0]]
+    assert result["dropped"] == [chunks[1]]
+    assert result["dropped_indices"] == [1]
+
+
+def test_reorder_hints_when_stdin_is_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal('["a", "b"]'))
+    assert main(["reorder"]) == 0
+    captured = capsys.readouterr()
+    assert "reading chunks as JSON from stdin" in captured.err
+    assert json.loads(captured.out)["chunks"] in (["a", "b"], ["b", "a"])
+
+
+def test_reorder_accepts_an_inline_spec_and_instruct_ids(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for model in ('{"depth": 30, "attn_share": 0.05}', "Qwen/Qwen2.5-7B-Instruct"):
+        monkeypatch.setattr(sys, "stdin", io.StringIO('["a", "b", "c"]'))
+        assert main(["reorder", "--model", model]) == 0
+        assert json.loads(capsys.readouterr().out)["profile"].startswith(("ModelSpec", "qwen2.5"))
+
+
+def test_presets_lists_depth_context_and_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["presets"]) == 0
-    names = capsys.readouterr().out.split()
-    assert "llama-3.1-8b" in names
-    assert "liu2023:gpt-3.5-turbo" in names
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert rows["llama-3.1-8b"].split()[1:4] == ["32", "131072", "meta-llama/Llama-3.1-8B"]
+    assert "arXiv 2307.03172" in rows["liu2023:gpt-3.5-turbo"]
+    assert "20 docs" in rows["liu2023:gpt-3.5-turbo"]
 
 
 @pytest.mark.parametrize("command", ["demo", "profile", "reorder", "presets"])

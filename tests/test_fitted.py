@@ -196,3 +196,26 @@ def test_reorder_accepts_a_fitted_profile_path(tmp_path: Path) -> None:
     assert placement.items[-1] == "b"
     assert placement.items[0] == "c"
     assert bookend.FittedProfile is FittedProfile
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"parameters": {"lam": 1.0}}, "parameters missing"),
+        ({"parameters": [1, 2]}, "parameters must be a JSON object"),
+        ({"standard_errors": {"lam": "wide"}}, "standard_errors must be numbers"),
+        ({"metadata": "none"}, "metadata must be a JSON object"),
+        ({"format": "other"}, "not a fitted bookend profile"),
+    ],
+)
+def test_malformed_json_is_rejected_with_its_field(
+    change: dict[str, object], message: str, tmp_path: Path
+) -> None:
+    raw = {**BASE.to_json(), **change}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match=message):
+        FittedProfile.from_json(raw)
+    if raw["format"] == "bookend-profile":
+        with pytest.raises(ValueError, match=message):
+            load_profile(path)

@@ -31,8 +31,10 @@ def test_chunk_weight_is_mean_density_over_the_span() -> None:
     edges = np.concatenate(([0.0], np.cumsum(lengths))) / lengths.sum()
     mass = np.diff(influence_cdf(edges, 32, 1 / 32))
     np.testing.assert_allclose(weights, mass / (lengths / lengths.sum()))
-    # The default rule, mass: the same span mass per mean chunk length.
-    np.testing.assert_allclose(LLAMA.chunk_weights(lengths), mass * lengths.size)
+    # The mass rule: the same span mass per mean chunk length.
+    np.testing.assert_allclose(LLAMA.chunk_weights(lengths, rule="mass"), mass * lengths.size)
+    # The default rule, slot: every chunk weighed at the mean length.
+    np.testing.assert_allclose(LLAMA.chunk_weights(lengths), LLAMA.slot_weights(4))
     # Mass-weighted mean of the weights is the uniform share.
     assert float(weights @ lengths) / lengths.sum() == pytest.approx(1.0)
 

@@ -15,8 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bookend
-from bookend import Layout, ModelSpec, TabulatedProfile, TheoryProfile, reorder
-from bookend.profile import InfluenceProfile, available_profile_presets, resolve_profile
+from bookend import (
+    InfluenceProfile,
+    Layout,
+    ModelSpec,
+    TabulatedProfile,
+    TheoryProfile,
+    available_profile_presets,
+    reorder,
+    resolve_profile,
+)
 from bookend.weighing import WEIGHT_RULES, ChunkWeigher
 
 END_HEAVY: list[InfluenceProfile] = [
@@ -83,13 +91,25 @@ def test_no_chunk_gains_weight_by_being_shorter(
     assert after[which] / after.sum() <= before[which] / before.sum() + 1e-12
 
 
-def test_density_rule_shows_the_old_pull_and_mass_does_not() -> None:
+@pytest.mark.parametrize("rule", ["slot", "mass"])
+def test_density_rule_shows_the_old_pull_and_the_length_neutral_rules_do_not(rule: str) -> None:
     """The reason for the change, kept as a check: under ``density`` a short chunk wins the end."""
     scores, lengths = [0.682, 0.591, 0.383, 0.129], [186, 88, 60, 445]
     old = reorder(list(range(4)), scores, lengths=lengths, weight_rule="density")
-    new = reorder(list(range(4)), scores, lengths=lengths)
+    new = reorder(list(range(4)), scores, lengths=lengths, weight_rule=rule)
     assert old.order == (2, 0, 3, 1)  # the shortest chunk took the front, the best the middle
     assert not _middle(new.order, 0)
+
+
+def test_default_puts_the_best_chunk_in_the_heaviest_equal_slot_whatever_the_lengths() -> None:
+    """The default rule ``slot``: the most relevant chunk takes the slot the profile's
+    equal-length weights rank heaviest (the last one for theory profiles), even when it is far
+    longer or shorter than the rest."""
+    profile = END_HEAVY[0]
+    heaviest = int(np.argmax(profile.slot_weights(5)))
+    for lengths in ([800, 20, 20, 20, 20], [20, 800, 800, 800, 800], [20, 30, 800, 40, 50]):
+        placement = reorder(list(range(5)), [0.9, 0.5, 0.4, 0.3, 0.2], lengths=lengths)
+        assert placement.order[heaviest] == 0
 
 
 @pytest.mark.parametrize("rule", WEIGHT_RULES)
@@ -104,7 +124,7 @@ def test_equal_lengths_place_the_same_under_every_rule(rule: str) -> None:
 def test_explain_states_the_rule() -> None:
     text = reorder(["a", "bb", "ccc"], [0.1, 0.5, 0.9], weight_rule="anchored").explain()
     assert "weight rule: anchored" in text
-    assert "weight rule: mass" in reorder(["a", "bb"], [0.1, 0.5]).explain()
+    assert "weight rule: slot" in reorder(["a", "bb"], [0.1, 0.5]).explain()
     with pytest.raises(ValueError, match="weight_rule='tokens'"):
         reorder(["a"], weight_rule="tokens")  # type: ignore[arg-type]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,37 @@ def test_from_hf_config_errors(tmp_path: Path) -> None:
         ModelSpec.from_hf_config({"model_type": "x"})
     with pytest.raises(ValueError, match="depth"):
         ModelSpec.from_hf_config({"num_hidden_layers": "12"})
+
+
+@pytest.mark.parametrize(
+    ("hf_id", "preset"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+        ("Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+        ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b"),
+        ("HuggingFaceTB/SmolLM2-135M-Instruct", "smollm2-135m"),
+        ("google/gemma-2-9b-it", "gemma-2-9b"),
+    ],
+)
+def test_instruct_ids_map_to_their_base_preset(hf_id: str, preset: str) -> None:
+    assert ModelSpec.preset(hf_id) == ModelSpec.preset(preset)
+
+
+def test_preset_of_none_names_the_parameter() -> None:
+    with pytest.raises(ValueError, match="name=None"):
+        ModelSpec.preset(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{not json", "is not a JSON config.json"),
+        (b"[1, 2, 3]", "must hold a JSON object, got a list"),
+        (b"\x89PNG\r\n\x1a\n\x00\xff", "is not a JSON config.json"),
+    ],
+)
+def test_from_hf_config_names_a_bad_file(content: bytes, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ModelSpec.from_hf_config(path)

@@ -148,3 +148,14 @@ def test_bad_positions_and_sizes() -> None:
         theory.influence_exact(10, 2.5, 0.2)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="end must be >= start"):
         theory.span_mass(0.5, 0.2, 4, 0.2)
+
+
+@pytest.mark.parametrize("lam", [0.3, 1.4, 4.7, 20.0])
+def test_poisson_cdf_is_the_large_depth_limit_of_the_binomial_profile(lam: float) -> None:
+    x = np.concatenate((np.geomspace(1e-9, 0.5, 40), np.linspace(0.5, 1.0, 41)))
+    limit = theory.poisson_cdf(x, lam)
+    np.testing.assert_allclose(limit, theory.influence_cdf(x, 20_000.0, lam / 20_000.0), atol=2e-4)
+    assert limit[-1] == 1.0
+    assert np.all(np.diff(limit) >= -1e-15)
+    with pytest.raises(ValueError, match="lam"):
+        theory.poisson_cdf(0.5, -1.0)

@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from bookend import TabulatedProfile
+from bookend.arrays import FloatArray
 from bookend.datafiles import load_data_json
-
-FloatArray = npt.NDArray[np.float64]
 
 #: Liu et al. 2023 (arXiv 2307.03172), Table 5: multi-document QA accuracy (%) with 10 documents,
 #: gold at position 1 / 5 / 10. Transcribed in DESIGN.md section 7; the 20-document curves

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from tqdm import tqdm
 
+from bookend.arrays import FloatArray
 from placement_quality.curves import PositionCurve
 from placement_quality.expected import expected_accuracy, geometric_ranks, truncated_ranks
 from placement_quality.strategies import (
@@ -23,8 +24,6 @@ from placement_quality.strategies import (
     fixed_strategies,
     oracle_strategy,
 )
-
-FloatArray = npt.NDArray[np.float64]
 
 K_RANGE = range(3, 21)
 GEOMETRIC_DECAYS = (0.5, 0.7, 0.85)

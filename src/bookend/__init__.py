@@ -6,53 +6,68 @@
 ('second', 'best')
 """
 
-from bookend.evaluation import EvalResult, evaluate
-from bookend.fitted import FittedProfile
-from bookend.placement import STRATEGIES, Strategy
-from bookend.profile import (
-    InfluenceProfile,
-    Layout,
-    ModelLike,
-    TabulatedProfile,
-    TheoryProfile,
-    available_profile_presets,
-    load_profile,
-    resolve_profile,
+from bookend.adapter import (
+    SLOT_KEY,
+    WEIGHT_KEY,
+    AdapterConfig,
+    PlacerCache,
+    first_slot_annotations,
+    slot_annotations,
 )
-from bookend.reorder import (
+from bookend.config import (
     DEFAULT_MODEL,
     PLACEMENT_OPTIONS,
-    Bookend,
-    relevance_from_scores,
-    reorder,
+    LengthsMode,
+    ModelLike,
+    PlacementConfig,
+    resolve_profile,
 )
+from bookend.evaluation import EvalResult, evaluate
+from bookend.fitted import FittedProfile
+from bookend.layout import Layout
+from bookend.placement import STRATEGIES, Strategy
+from bookend.profile import InfluenceProfile, TabulatedProfile, TheoryProfile, load_profile
+from bookend.published import available_profile_presets
+from bookend.reorder import Bookend, relevance_from_scores, reorder
 from bookend.result import ChunkSlot, Placement
 from bookend.spec import ModelSpec, available_presets
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_WEIGHT_RULE",
     "PLACEMENT_OPTIONS",
+    "SLOT_KEY",
     "STRATEGIES",
+    "WEIGHT_KEY",
+    "WEIGHT_RULES",
+    "AdapterConfig",
     "Bookend",
     "ChunkSlot",
     "EvalResult",
     "FittedProfile",
     "InfluenceProfile",
     "Layout",
+    "LengthsMode",
     "ModelLike",
     "ModelSpec",
     "Placement",
+    "PlacementConfig",
+    "PlacerCache",
     "Strategy",
     "TabulatedProfile",
     "TheoryProfile",
+    "WeightRule",
     "__version__",
     "available_presets",
     "available_profile_presets",
     "evaluate",
+    "first_slot_annotations",
     "load_profile",
     "relevance_from_scores",
     "reorder",
     "resolve_profile",
+    "slot_annotations",
 ]

@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
+from bookend.config import DEFAULT_MODEL, ModelLike, resolve_profile, validation_message
 from bookend.corpus import load_demo_corpus
-from bookend.evaluation.cli import register as register_eval
+from bookend.datafiles import load_data_json
+from bookend.layout import Layout
 from bookend.placement import STRATEGIES
 from bookend.plot import matplotlib_available, plot_placement
-from bookend.profile import Layout, TheoryProfile, available_profile_presets, resolve_profile
-from bookend.reorder import DEFAULT_MODEL, Bookend
+from bookend.profile import TheoryProfile
+from bookend.published import available_profile_presets, published_curves
+from bookend.reorder import Bookend
 from bookend.spec import available_presets
 from bookend.theory import components
-from bookend.validate.cli import register as register_validate
 
 __all__ = ["build_parser", "main"]
 
@@ -40,9 +43,34 @@ def _model_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         default=DEFAULT_MODEL,
-        help="preset name (see `bookend presets`), published curve such as "
-        f"liu2023:gpt-3.5-turbo, or a profile JSON path (default: {DEFAULT_MODEL})",
+        help="preset name or Hugging Face id (see `bookend presets`), published curve such as "
+        "liu2023:gpt-3.5-turbo, a profile JSON path, or an inline spec such as "
+        f'\'{{"depth": 30, "attn_share": 0.05}}\' (default: {DEFAULT_MODEL})',
     )
+
+
+def _model(value: str) -> ModelLike:
+    """``--model``: inline JSON (a spec or a profile object) when it starts with ``{``."""
+    if not value.lstrip().startswith("{"):
+        return value
+    try:
+        data: dict[str, object] = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--model={value!r} starts with '{{' but is not JSON ({exc})") from None
+    return data
+
+
+def _positive(option: str, value: int) -> int:
+    if value < 1:
+        raise ValueError(f"{option} must be a positive integer, got {option}={value}")
+    return value
+
+
+def _writable(option: str, path: str) -> str:
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise ValueError(f"{option}={path!r}: the folder {str(folder)!r} does not exist")
+    return path
 
 
 def _layout_args(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +89,10 @@ def _layout_args(parser: argparse.ArgumentParser) -> None:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from rank_bm25 import BM25Okapi
 
+    _positive("--k", args.k)
+    if args.plot != "none":
+        _writable("--plot", args.plot)
+    placer: Bookend[dict[str, str]] = Bookend(_model(args.model), text="text")
     corpus = load_demo_corpus()
     docs = corpus.documents
     bm25 = BM25Okapi([_words(d["title"] + " " + d["text"]) for d in docs])
@@ -68,8 +100,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     top = np.argsort(-scores, kind="stable")[: args.k]
     retrieved = [docs[i] for i in top]
     top_scores = [float(scores[i]) for i in top]
-
-    placer: Bookend[dict[str, str]] = Bookend(args.model, text="text")
     placement = placer.place(retrieved, top_scores)
     titles = [d["title"] for d in retrieved]
     print(f"query: {corpus.query}")
@@ -88,7 +118,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    profile = resolve_profile(args.model)
+    _positive("--k", args.k)
+    _positive("--chunk-tokens", args.chunk_tokens)
+    if args.plot:
+        _writable("--plot", args.plot)
+    profile = resolve_profile(_model(args.model))
     layout = Layout(prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens)
     lengths = np.full(args.k, float(args.chunk_tokens))
     weights = profile.chunk_weights(lengths, layout)
@@ -134,59 +168,148 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_reorder_input(source: str) -> dict[str, Any]:
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+_TOP_KEYS = ("chunks", "scores", "lengths", "sources")
+# A chunk object's own field for each top-level list.
+_FIELD_OF = {"scores": "score", "lengths": "length", "sources": "source"}
+_FORMAT = (
+    'input must be a list of strings, a list of {"text", "score"?, "length"?, "source"?, ...} '
+    'objects, or {"chunks": [...], "scores"?: [...], "lengths"?: [...], "sources"?: [...]}'
+)
+
+
+def _read_json_input(source: str) -> Any:
+    if source == "-":
+        if sys.stdin.isatty():
+            print(
+                "bookend reorder: reading chunks as JSON from stdin; end with Ctrl-D "
+                "(or pass a file; `bookend reorder --help` shows the format)",
+                file=sys.stderr,
+            )
+        text = sys.stdin.read()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            problem = "is a directory" if path.is_dir() else "not found"
+            raise ValueError(f"input={source!r} {problem}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"input={source!r} is not UTF-8 text ({exc})") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"input is not JSON ({exc})") from None
-    if isinstance(data, list):
-        if all(isinstance(c, str) for c in data):
-            return {"chunks": data}
-        if all(isinstance(c, dict) and "text" in c for c in data):
-            out: dict[str, Any] = {"chunks": [c["text"] for c in data]}
-            for key, name in (("score", "scores"), ("length", "lengths"), ("source", "sources")):
-                if any(key in c for c in data):
-                    if not all(key in c for c in data):
-                        raise ValueError(f"every chunk needs {key!r} when one has it")
-                    out[name] = [c[key] for c in data]
-            return out
-    if isinstance(data, dict) and isinstance(data.get("chunks"), list):
-        return data
-    raise ValueError(
-        'input must be a list of strings, a list of {"text", "score"?, "length"?, "source"?} '
-        'objects, or {"chunks": [...], "scores"?: [...], "lengths"?: [...]}'
-    )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _column(name: str, values: object, n: int) -> list[Any]:
+    """A top-level per-chunk list, checked: one entry per chunk, each of the right type."""
+    if not isinstance(values, list):
+        raise ValueError(f"{name} must be a list with one value per chunk ({n}), got {values!r}")
+    if len(values) != n:
+        raise ValueError(
+            f"{name} must have one value per chunk ({n}), got {len(values)}: {values!r}"
+        )
+    for i, v in enumerate(values):
+        if name == "sources":
+            ok = v is None or isinstance(v, str | int | float | bool)
+            want = "a string, a number or null"
+        elif name == "scores":
+            ok = v is None or _is_number(v)
+            want = "a number or null"
+        else:
+            ok = _is_number(v)
+            want = "a number"
+        if not ok:
+            raise ValueError(f"{name}[{i}]={v!r} must be {want}")
+    return values
+
+
+def _read_reorder_input(data: Any) -> tuple[list[Any], list[str], dict[str, list[Any]]]:
+    """The chunks as given (strings or objects, every field kept), their texts, and the checked
+    per-chunk columns (``scores``, ``lengths``, ``sources``) that are present."""
+    columns: dict[str, Any] = {}
+    if isinstance(data, dict):
+        unknown = sorted(set(data) - set(_TOP_KEYS))
+        if unknown:
+            raise ValueError(
+                f"unknown key {unknown[0]!r} in the input object (keys: {', '.join(_TOP_KEYS)})"
+            )
+        if not isinstance(data.get("chunks"), list):
+            raise ValueError(f'the input object needs "chunks", a list; {_FORMAT}')
+        chunks = data["chunks"]
+        columns = {k: data[k] for k in _TOP_KEYS[1:] if k in data}
+    elif isinstance(data, list):
+        chunks = data
+    else:
+        raise ValueError(_FORMAT)
+    texts: list[str] = []
+    for i, chunk in enumerate(chunks):
+        text = chunk.get("text") if isinstance(chunk, dict) else chunk
+        if not isinstance(text, str):
+            raise ValueError(
+                f"chunks[{i}]={chunk!r} must be a string or an object with a 'text' string"
+            )
+        texts.append(text)
+    objects = [c for c in chunks if isinstance(c, dict)]
+    for name, field in _FIELD_OF.items():
+        present = [field in c for c in objects]
+        if not any(present):
+            continue
+        if name in columns:
+            raise ValueError(f"give {name} either as {name!r} or per chunk as {field!r}, not both")
+        if len(objects) < len(chunks) or not all(present):
+            raise ValueError(f"every chunk needs {field!r} when one has it")
+        columns[name] = [c[field] for c in objects]
+    checked = {name: _column(name, values, len(chunks)) for name, values in columns.items()}
+    return chunks, texts, checked
 
 
 def _cmd_reorder(args: argparse.Namespace) -> int:
-    data = _read_reorder_input(args.input)
-    chunks: list[str] = data["chunks"]
-    sources = data.get("sources")
-    items = list(range(len(chunks)))
+    chunks, texts, columns = _read_reorder_input(_read_json_input(args.input))
+    sources = columns.get("sources")
     placer: Bookend[int] = Bookend(
-        args.model,
+        _model(args.model),
         strategy=args.strategy,
         distance=args.distance,
         budget=args.budget,
         repeat_top=args.repeat_top,
         prefix_tokens=args.prefix_tokens,
         suffix_tokens=args.suffix_tokens,
-        text=lambda i: chunks[i],
-        source=(lambda i: sources[i]) if sources is not None else None,
+        lengths="equal" if args.equal_lengths else "tokens",
+        text=texts.__getitem__,
+        source=None if sources is None else sources.__getitem__,
     )
-    placement = placer.place(items, data.get("scores"), lengths=data.get("lengths"))
+    placement = placer.place(
+        list(range(len(chunks))), columns.get("scores"), lengths=columns.get("lengths")
+    )
     result = placement.to_dict()
     result["chunks"] = [chunks[i] for i in placement.order]
+    result["dropped_indices"] = result["dropped"]
+    result["dropped"] = [chunks[i] for i in placement.dropped]
     print(json.dumps(result, indent=2))
     return 0
 
 
 def _cmd_presets(args: argparse.Namespace) -> int:
+    presets = load_data_json("presets.json")["presets"]
+    rows = [("name", "depth", "context", "source")]
     for name in available_presets():
-        print(name)
+        entry = presets[name]
+        source = f"{entry['hf_id']} (config.json)"
+        rows.append((name, str(entry["depth"]), str(entry["context_length"]), source))
+    curves = published_curves()
     for name in available_profile_presets():
-        print(name)
+        entry = curves[name.split(":", 1)[1]]
+        rows.append(
+            (name, "-", f"{entry['n_documents']} docs", f"Liu et al. 2023, {entry['source']}")
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
     return 0
 
 
@@ -235,9 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
         "reorder",
         help="reorder chunks given as JSON (file or stdin) and print the order as JSON",
         description="Input JSON: a list of strings; or a list of objects with 'text' and "
-        "optional 'score', 'length' (tokens) and 'source'; or an object with 'chunks' and "
-        "optional 'scores', 'lengths', 'sources'. Output JSON: order (input indices in prompt "
-        "order), chunks (in that order), slots, objective, baselines, dropped.",
+        "optional 'score', 'length' (tokens) and 'source' (other fields are kept); or an object "
+        "with 'chunks' and optional 'scores', 'lengths', 'sources' (other keys are rejected). "
+        "Output JSON: chunks (the input chunks, whole, in prompt order), dropped (the chunks the "
+        "budget dropped, whole), order and dropped_indices (input indices), slots, objective, "
+        "baselines.",
     )
     reo.add_argument("input", nargs="?", default="-", help="JSON file, or - for stdin")
     _model_arg(reo)
@@ -245,11 +370,21 @@ def build_parser() -> argparse.ArgumentParser:
     reo.add_argument("--distance", action="store_true", help="scores are distances")
     reo.add_argument("--budget", type=int, help="token budget: keep the most relevant that fit")
     reo.add_argument("--repeat-top", action="store_true", help="repeat the top chunk at both ends")
+    reo.add_argument(
+        "--equal-lengths",
+        action="store_true",
+        help="treat every chunk as the same length (rank-only placement)",
+    )
     _layout_args(reo)
     reo.set_defaults(func=_cmd_reorder)
 
-    pre = sub.add_parser("presets", help="list model presets and published curves")
+    pre = sub.add_parser(
+        "presets", help="list model presets and published curves with depth, context and source"
+    )
     pre.set_defaults(func=_cmd_presets)
+
+    from bookend.evaluation.cli import register as register_eval
+    from bookend.validate.cli import register as register_validate
 
     register_validate(sub)
     register_eval(sub)
@@ -262,8 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
+    except ValidationError as exc:
+        print(f"bookend {args.command}: error: {validation_message(exc)}", file=sys.stderr)
+        return 2
     except ValueError as exc:
-        print(f"bookend {args.command}: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())
+        print(f"bookend {args.command}: error: {message}", file=sys.stderr)
         return 2
     return code
 

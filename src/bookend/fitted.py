@@ -26,7 +26,10 @@ evaluates it at the documented ``reference_tokens`` (the median length of the se
 fitted on). It is a token-level profile; its density is not monotone.
 
 Fits live in the validate extra (:mod:`bookend.validate.fit_profile`); this module needs only
-NumPy and SciPy.
+NumPy and SciPy. A profile that ``bookend calibrate`` fitted describes the documents block of its
+prompts (offsets from the first document; ``metadata["frame"]`` says so), so place with the
+chunks filling the sequence, the default ``Layout``; a profile fitted to a Jacobian profile
+(``bookend validate --fitted-out``) describes the whole measured sequence.
 """
 
 from __future__ import annotations
@@ -41,10 +44,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bookend.arrays import FloatArray
 from bookend.profile import PROFILE_FORMAT, InfluenceProfile
-from bookend.theory import FloatArray, poisson_cdf
+from bookend.theory import poisson_cdf
 
-__all__ = ["FITTED_KIND", "FITTED_VERSION", "FittedProfile"]
+__all__ = ["FITTED_KIND", "FITTED_VERSION", "PARAMETERS", "FittedProfile"]
 
 FITTED_KIND = "fitted"
 FITTED_VERSION = 1
@@ -204,12 +208,24 @@ class FittedProfile(InfluenceProfile):
                 f"unsupported fitted profile version={version!r} "
                 f"(this bookend reads {FITTED_VERSION})"
             )
-        params = data.get("parameters", {})
+        params, errors, metadata = (
+            data.get(key, {}) for key in ("parameters", "standard_errors", "metadata")
+        )
+        for key, value in (("parameters", params), ("standard_errors", errors)):
+            if not isinstance(value, Mapping):
+                raise ValueError(f"{key} must be a JSON object, got {key}={value!r}")
+        if not isinstance(metadata, Mapping):
+            raise ValueError(f"metadata must be a JSON object, got metadata={metadata!r}")
         missing = {"lam", "tau_tokens", "recency_mass", "floor_mass", "reference_tokens"} - set(
             params
         )
         if missing:
             raise ValueError(f"fitted profile parameters missing: {sorted(missing)}")
+        bad = {
+            k: v for k, v in errors.items() if isinstance(v, bool) or not isinstance(v, int | float)
+        }
+        if bad:
+            raise ValueError(f"standard_errors must be numbers, got {bad!r}")
         return cls(
             lam=params["lam"],
             tau_tokens=params["tau_tokens"],
@@ -217,8 +233,8 @@ class FittedProfile(InfluenceProfile):
             floor_mass=params["floor_mass"],
             reference_tokens=params["reference_tokens"],
             label=str(data.get("label", "fitted")),
-            standard_errors={str(k): float(v) for k, v in data.get("standard_errors", {}).items()},
-            metadata=dict(data.get("metadata", {})),
+            standard_errors={str(k): float(v) for k, v in errors.items()},
+            metadata=dict(metadata),
         )
 
     def __hash__(self) -> int:

@@ -3,17 +3,19 @@
 The objective of an order is ``sum_p r[o_p] · w_p``: the relevance of the chunk in position ``p``
 times the weight of its span under a weight rule (:mod:`bookend.weighing`).
 
-* Equal lengths: the slot weights are fixed, so sorting chunks by relevance into slots sorted by
-  weight is optimal (rearrangement inequality), whatever the rule.
-* The ``mass`` rule (the default) on a profile whose density does not rise before the final token
+* Equal lengths, and the ``slot`` rule (the default) whatever the lengths: the slot weights are
+  fixed, so sorting chunks by relevance into slots sorted by weight is optimal (rearrangement
+  inequality).
+* The ``mass`` rule on a profile whose density does not rise before the final token
   (every theory profile): the relevance order with one chunk moved to the end is optimal (exchange
   argument, :mod:`bookend.weighing`), so the ``K`` such orders are compared directly (above
   ``K = 64``, only the likeliest chunks are tried at the end).
 * Otherwise, unequal lengths: a chunk's weight depends only on the total length placed before it,
   so a dynamic programme over subsets is exact in ``O(2^K · K)``; it is used up to ``exact_max_k``
   chunks. Beyond, a local search with swap and insertion moves runs from several starts (relevance
-  per divisor, ``r / l`` or ``r / lbar``, with each likely chunk at the end; the sorted, alternate
-  and relevance orders) and keeps the best, so it is never worse than the sorted start.
+  per divisor, ``r / l`` or ``r / lbar``, with each likely chunk at the end; the sorted assignment
+  into equal-length slot weights; the alternate and relevance orders) and keeps the best, so it is
+  never worse than any of them.
 * Source groups (chunks that must keep their original relative order) are precedence constraints:
   exact in the dynamic programme, kept by every move of the local search; the fixed patterns
   (``alternate``, ``relevance``) give each group's positions to its members in input order.
@@ -28,8 +30,9 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
+from bookend.profile import InfluenceProfile
 from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
 
 __all__ = [
@@ -416,9 +419,12 @@ def _optimal(
     if k <= exact_max_k:
         return exact_order(relevance, weigher, groups)
     ratio = _ratio_starts(relevance, weigher)
+    mean = float(weigher.lengths.mean())
+    slots = _equal_slot_ranking(weigher.profile, weigher.prefix, weigher.total, k, mean)
     starts = np.vstack(
         (
             ratio[_first_best(weigher.objectives(ratio, relevance))],
+            _sorted_assignment(relevance, slots),
             alternate_order(relevance),
             rank_order(relevance),
         )

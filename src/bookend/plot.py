@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bookend.profile import InfluenceProfile, Layout, TheoryProfile
+from bookend.layout import Layout
+from bookend.profile import InfluenceProfile, TheoryProfile
 from bookend.theory import dead_zone
 
 if TYPE_CHECKING:

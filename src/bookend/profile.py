@@ -13,7 +13,6 @@ linear CDF), which saves to and loads from a versioned JSON file.
 
 from __future__ import annotations
 
-import difflib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -24,54 +23,23 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from bookend.datafiles import load_data_json
-from bookend.spec import ModelSpec, available_presets
-from bookend.theory import FloatArray, influence_cdf, recency_delta
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
+from bookend.spec import ModelSpec
+from bookend.theory import influence_cdf, recency_delta
 
 __all__ = [
     "PROFILE_FORMAT",
     "PROFILE_VERSION",
     "InfluenceProfile",
-    "Layout",
-    "ModelLike",
     "TabulatedProfile",
     "TheoryProfile",
-    "available_profile_presets",
     "load_profile",
-    "resolve_profile",
+    "profile_from_json",
 ]
 
 PROFILE_FORMAT = "bookend-profile"
 PROFILE_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where the chunks sit inside the analysed sequence.
-
-    Args:
-        prefix_tokens: tokens before the first chunk (system prompt, instructions).
-        suffix_tokens: tokens after the last chunk (the question, the answer cue).
-
-    With the default ``0, 0`` the chunks fill the analysed sequence, so the final chunk holds the
-    final token and with it the theory's Recency Delta: the weights form a U (the bookend view).
-    With a suffix, the delta falls on the suffix and, at initialisation, chunk weights decrease from
-    front to back (the whole-prompt view).
-    """
-
-    prefix_tokens: int = 0
-    suffix_tokens: int = 0
-
-    def __post_init__(self) -> None:
-        # A plain frozen dataclass rather than a pydantic model: it is hashed on every call.
-        for name in ("prefix_tokens", "suffix_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
-
-    def to_dict(self) -> dict[str, int]:
-        """``{"prefix_tokens": ..., "suffix_tokens": ...}``."""
-        return {"prefix_tokens": int(self.prefix_tokens), "suffix_tokens": int(self.suffix_tokens)}
 
 
 class InfluenceProfile(ABC):
@@ -122,7 +90,7 @@ class InfluenceProfile(ABC):
 
         Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i`` in a
         sequence of ``N = prefix + sum(l) + suffix`` tokens; ``rule`` (default: the library's
-        default, ``"mass"``) says how the mass ``F(e_i / N) - F(s_i / N)`` becomes a weight (see
+        default, ``"slot"``) says how the mass ``F(e_i / N) - F(s_i / N)`` becomes a weight (see
         :mod:`bookend.weighing`). With equal lengths every rule gives the mean influence density,
         1.0 being a uniform share.
         """
@@ -317,8 +285,14 @@ class TabulatedProfile(InfluenceProfile):
 
     @classmethod
     def load(cls, path: str | Path) -> TabulatedProfile:
-        """Read a profile written by :meth:`save`."""
-        return cls.from_json(_read_json(path))
+        """Read a profile written by :meth:`save` (see :func:`load_profile`)."""
+        profile = load_profile(path)
+        if not isinstance(profile, TabulatedProfile):
+            raise ValueError(
+                f"profile file path={str(path)!r} holds a {profile.name!r} profile, "
+                "not a table: use load_profile"
+            )
+        return profile
 
     def __hash__(self) -> int:
         return self._hash
@@ -329,76 +303,57 @@ class TabulatedProfile(InfluenceProfile):
         return (self.weights, self.kind) == (other.weights, other.kind)
 
 
-def _read_json(path: str | Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"profile file not found: path={str(path)!r}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"profile file is not JSON: path={str(path)!r} ({exc})") from None
+def profile_from_json(data: Any, *, where: str = "profile") -> InfluenceProfile:
+    """A profile from its JSON object (the ``to_json()`` form), checking its shape first: a
+    measured table (:meth:`TabulatedProfile.to_json`) or, for ``"kind": "fitted"``, a fitted
+    profile (:meth:`bookend.fitted.FittedProfile.to_json`).
 
+    ``where`` names the input in error messages (a path, or ``model``).
 
-def load_profile(path: str | Path) -> InfluenceProfile:
-    """Read a profile JSON file: a measured table (:meth:`TabulatedProfile.save`) or, for
-    ``"kind": "fitted"``, a fitted profile (:meth:`bookend.fitted.FittedProfile.save`)."""
-    data = _read_json(path)
-    if isinstance(data, Mapping) and data.get("kind") == "fitted":
+    Raises:
+        ValueError: not an object, not a bookend profile (a Hugging Face ``config.json`` is named
+            as such), an unsupported version or kind, or missing or bad ``weights``.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(
+            f"{where} must be a JSON object with format={PROFILE_FORMAT!r}, "
+            f"got a {type(data).__name__}"
+        )
+    if data.get("format") != PROFILE_FORMAT:
+        hint = ""
+        if any(k in data for k in ("num_hidden_layers", "n_layer", "model_type")):
+            hint = (
+                "; it looks like a Hugging Face config.json: pass "
+                "ModelSpec.from_hf_config(path) as the model instead"
+            )
+        raise ValueError(
+            f"{where} is not a bookend profile: format={data.get('format')!r} "
+            f"(expected {PROFILE_FORMAT!r}){hint}"
+        )
+    if data.get("kind") == "fitted":
         from bookend.fitted import FittedProfile  # fitted builds on this module
 
         return FittedProfile.from_json(data)
+    if not isinstance(data.get("weights"), list):
+        raise ValueError(
+            f"{where} needs 'weights', a list of numbers, got weights={data.get('weights')!r}"
+        )
     return TabulatedProfile.from_json(data)
 
 
-def _published_curves() -> dict[str, dict[str, Any]]:
-    curves: dict[str, dict[str, Any]] = load_data_json("liu2023.json")["curves"]
-    return curves
+def load_profile(path: str | Path) -> InfluenceProfile:
+    """Read a profile JSON file (see :meth:`TabulatedProfile.save`).
 
-
-def available_profile_presets() -> list[str]:
-    """Names of the published position curves usable as ``model=`` (``liu2023:<model>``)."""
-    return sorted(f"liu2023:{name}" for name in _published_curves())
-
-
-def _published_profile(name: str) -> TabulatedProfile:
-    key = name.split(":", 1)[1].strip().lower()
-    curves = _published_curves()
-    if key not in curves:
-        close = difflib.get_close_matches(key, curves, n=3, cutoff=0.3)
-        hint = f"; did you mean {', '.join(repr('liu2023:' + c) for c in close)}?" if close else ""
-        raise ValueError(f"unknown published curve model={name!r}{hint}")
-    entry = curves[key]
-    n_docs = int(entry["n_documents"])
-    gold = np.asarray(entry["gold_positions"], dtype=np.float64)
-    return TabulatedProfile.from_points(
-        positions=((gold - 0.5) / n_docs).tolist(),
-        values=entry["accuracy"],
-        n_bins=n_docs,
-        label=f"liu2023:{key}",
-        metadata={"source": entry["source"], **{k: v for k, v in entry.items() if k != "source"}},
-    )
-
-
-ModelLike: TypeAlias = "str | Path | ModelSpec | InfluenceProfile"
-
-
-def resolve_profile(model: ModelLike) -> InfluenceProfile:
-    """Turn what a caller passes as ``model=`` into a profile.
-
-    Accepts an :class:`InfluenceProfile`, a :class:`ModelSpec`, a preset name
-    (``"llama-3.1-8b"``), a published curve (``"liu2023:gpt-3.5-turbo"``) or the path of a profile
-    JSON file.
+    Raises:
+        ValueError: a missing file, a directory, a file that is not JSON or not a profile.
     """
-    if isinstance(model, InfluenceProfile):
-        return model
-    if isinstance(model, ModelSpec):
-        return TheoryProfile(model)
-    if isinstance(model, Path) or (isinstance(model, str) and model.endswith(".json")):
-        return load_profile(model)
-    if isinstance(model, str):
-        if model.lower().startswith("liu2023:"):
-            return _published_profile(model)
-        return TheoryProfile(ModelSpec.preset(model))
-    raise ValueError(
-        f"model must be a preset name, a ModelSpec, an InfluenceProfile or a profile JSON path, "
-        f"got model={model!r} (presets: {', '.join(available_presets()[:5])}, ...)"
-    )
+    source = Path(path)
+    where = f"profile file path={str(path)!r}"
+    if not source.is_file():
+        problem = "is a directory" if source.is_dir() else "not found"
+        raise ValueError(f"profile file {problem}: path={str(path)!r}")
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{where} is not JSON ({exc})") from None
+    return profile_from_json(data, where=where)

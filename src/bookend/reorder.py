@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from bookend.arrays import FloatArray
+from bookend.config import (
+    DEFAULT_MODEL,
+    LengthsMode,
+    ModelLike,
+    PlacementConfig,
+)
+from bookend.layout import Layout
 from bookend.placement import (
-    STRATEGIES,
     IntArray,
     Strategy,
     rank_order,
     strategy_order,
 )
-from bookend.profile import InfluenceProfile, Layout, ModelLike, resolve_profile
+from bookend.profile import InfluenceProfile
 from bookend.result import Placement
-from bookend.theory import FloatArray
-from bookend.tokens import TokenCounterLike, make_token_counter
-from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule, check_weight_rule
+from bookend.tokens import (
+    CHARS_PER_TOKEN,
+    TokenCounterLike,
+    approx_token_count,
+    make_token_counter,
+)
+from bookend.weighing import WeightRule
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "PLACEMENT_OPTIONS",
     "Bookend",
     "relevance_from_scores",
     "reorder",
@@ -35,24 +44,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
-DEFAULT_MODEL = "llama-3.1-8b"
-
 Getter = Callable[[Any], Any] | str | None
-
-#: The keyword settings of :class:`Bookend` that framework adapters mirror as their own fields
-#: (``model``, ``text`` and ``source`` are adapter-specific).
-PLACEMENT_OPTIONS = (
-    "strategy",
-    "weight_rule",
-    "distance",
-    "budget",
-    "repeat_top",
-    "prefix_tokens",
-    "suffix_tokens",
-    "token_counter",
-    "exact_max_k",
-)
 
 
 def relevance_from_scores(
@@ -91,11 +83,26 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
         raise ValueError(
             f"scores must have one value per item ({n_items}), got {len(scores)} scores"
         )
+    try:
+        quick = np.asarray(scores)
+    except ValueError:  # ragged nesting: the slow path below names the entry
+        quick = np.asarray([])
+    if quick.ndim == 1 and quick.size == n_items and quick.dtype.kind in "fiu":
+        # Plain numbers (no None, string, bool-only or nested entry): one conversion, one check.
+        arr = quick.astype(np.float64, copy=False)
+        _check_finite(arr, list(range(n_items)))
+        return arr
     positions = [i for i, s in enumerate(scores) if s is not None]
     for i in positions:
         if not _is_real(scores[i]):
             raise ValueError(f"scores must be real numbers or None; scores[{i}]={scores[i]!r}")
     arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
+    _check_finite(arr, positions)
+    return arr if len(positions) == n_items else None
+
+
+def _check_finite(arr: FloatArray, positions: Sequence[int]) -> None:
+    """Raise naming the first NaN or infinite score (``positions`` maps back to the input)."""
     # A finite sum proves every value finite (NaN and inf propagate); only then skip the scan.
     if not math.isfinite(float(arr.sum())) and not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr))
@@ -103,7 +110,6 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
             f"scores must be finite; scores[{positions[bad[0]]}]={float(arr[bad[0]])!r} "
             f"({bad.size} non-finite value{'s' if bad.size > 1 else ''})"
         )
-    return arr if len(positions) == n_items else None
 
 
 _REAL_TYPES = (int, float, np.integer, np.floating)
@@ -158,115 +164,132 @@ def _pick(items: list[T], indices: list[int]) -> list[T]:
     return list(operator.itemgetter(*indices)(items))
 
 
-@lru_cache(maxsize=64)
-def _cached_profile(model: str, file_state: tuple[int, int] | None) -> InfluenceProfile:
-    """``resolve_profile(model)``; ``file_state`` (mtime, size) keys a profile file's version."""
-    return resolve_profile(model)
-
-
-def _profile(model: ModelLike) -> InfluenceProfile:
-    """The profile for ``model``; a profile file is read again whenever it changes."""
-    if not isinstance(model, str | Path):
-        return resolve_profile(model)
-    path = Path(model)
-    if path.suffix != ".json":
-        return _cached_profile(str(model), None)
-    try:
-        stat = path.stat()
-    except OSError:
-        return resolve_profile(model)  # the loader raises its clear error
-    return _cached_profile(str(path.resolve()), (stat.st_mtime_ns, stat.st_size))
-
-
 class Bookend(Generic[T]):
     """A configured placer: validate the settings once, then :meth:`place` many lists.
 
+    ``Bookend(model, **settings)`` or ``Bookend.from_config(config)``: the settings are the fields
+    of :class:`~bookend.PlacementConfig` (unknown ones raise), and :attr:`config` holds them.
+
     Args:
-        model: a preset name (``"llama-3.1-8b"``), a :class:`~bookend.ModelSpec`, an influence
-            profile, a published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
-        strategy: ``"bookend"`` (optimal under the profile), ``"alternate"`` (best first, second
-            best last, inwards) or ``"relevance"`` (most relevant first). Every strategy keeps
-            ``source`` groups in input order.
-        weight_rule: how the influence on a chunk's tokens becomes its weight: ``"mass"`` (the
-            default: total influence in units of a mean-length chunk, so no chunk gains weight by
-            being shorter), ``"anchored"``, ``"density"`` or ``"slot"`` (rank-only); see
-            :mod:`bookend.weighing`.
-        distance: scores are distances (lower is better).
-        budget: keep only the most relevant chunks whose tokens fit (greedy by relevance; a
-            repeated top chunk counts twice); the result lists what was dropped.
-        repeat_top: put the most relevant kept chunk at both ends of the prompt, when the budget
-            has room for the copy and its source order allows it (``Placement.notes`` says when
-            not).
-        prefix_tokens: tokens before the chunks in the analysed sequence (system prompt).
-        suffix_tokens: tokens after the chunks (the question); see :class:`~bookend.Layout`.
-        token_counter: how to count tokens when ``lengths`` are not given: ``None`` for the
-            fast ``ceil(chars / 4)`` approximation, a callable, or a tokenizer with ``encode``.
+        model: a preset name (``"llama-3.1-8b"``) or Hugging Face id, a :class:`~bookend.ModelSpec`
+            or ``{"depth", "attn_share"}`` spec, an influence profile or its JSON object, a
+            published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
+        token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
+            ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
+            name (see :func:`bookend.tokens.load_tokenizer`), a callable, or an object with
+            ``encode``.
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
-        exact_max_k: largest K solved exactly by dynamic programming when lengths differ.
+        **settings: ``strategy``, ``weight_rule``, ``distance``, ``top_k``, ``budget``,
+            ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
+            ``lengths``, ``tokenizer``, ``exact_max_k``: see :class:`~bookend.PlacementConfig`.
+            Every strategy keeps ``source`` groups in input order; ``repeat_top`` copies the top
+            chunk only when the budget and its source order allow it (``Placement.notes`` says
+            when not).
+
+    Raises:
+        ValueError: an unknown setting or a bad value, named in the message.
     """
 
     def __init__(
         self,
         model: ModelLike = DEFAULT_MODEL,
         *,
-        strategy: Strategy = "bookend",
-        weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
-        distance: bool = False,
-        budget: int | None = None,
-        repeat_top: bool = False,
-        prefix_tokens: int = 0,
-        suffix_tokens: int = 0,
         token_counter: TokenCounterLike = None,
         text: Getter = None,
         source: Getter = None,
-        exact_max_k: int = 12,
+        **settings: Any,
     ) -> None:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got strategy={strategy!r}")
-        if budget is not None and (
-            isinstance(budget, bool)
-            or not isinstance(budget, int | float | np.integer | np.floating)
-            or not math.isfinite(budget)
-            or int(budget) != budget
-            or budget < 1
-        ):
-            raise ValueError(f"budget must be a positive integer or None, got budget={budget!r}")
-        if (
-            isinstance(exact_max_k, bool)
-            or not isinstance(exact_max_k, int)
-            or not (0 <= exact_max_k <= 20)
-        ):
-            raise ValueError(
-                f"exact_max_k must be an integer in [0, 20], got exact_max_k={exact_max_k!r}"
-            )
-        for name, value in (("prefix_tokens", prefix_tokens), ("suffix_tokens", suffix_tokens)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
-        self.model = model
-        self.profile = _profile(model)
-        self.strategy: Strategy = strategy
-        self.weight_rule: WeightRule = check_weight_rule(weight_rule)
-        self.distance = bool(distance)
-        self.budget = None if budget is None else int(budget)
-        self.repeat_top = bool(repeat_top)
-        self.layout = Layout(prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens)
-        self.token_counter = token_counter
-        self._count = make_token_counter(token_counter)
+        self._configure(
+            PlacementConfig.from_settings(model=model, **settings),
+            token_counter=token_counter,
+            text=text,
+            source=source,
+            # A profile object places as given (the config keeps its serialisable form).
+            profile=model if isinstance(model, InfluenceProfile) else None,
+        )
+
+    @classmethod
+    def from_config(
+        cls,
+        config: PlacementConfig,
+        *,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+    ) -> Bookend[T]:
+        """A placer for ``config``; ``token_counter``, ``text`` and ``source`` as in the class."""
+        if not isinstance(config, PlacementConfig):
+            raise ValueError(f"config must be a PlacementConfig, got config={config!r}")
+        placer: Bookend[T] = cls.__new__(cls)
+        placer._configure(
+            config, token_counter=token_counter, text=text, source=source, profile=None
+        )
+        return placer
+
+    def _configure(
+        self,
+        config: PlacementConfig,
+        *,
+        token_counter: TokenCounterLike,
+        text: Getter,
+        source: Getter,
+        profile: InfluenceProfile | None,
+    ) -> None:
+        self.config = config
+        self.model = config.model
+        self.profile = config.profile() if profile is None else profile
+        self.strategy: Strategy = config.strategy
+        self.weight_rule: WeightRule = config.weight_rule
+        self.distance = config.distance
+        self.top_k = config.top_k
+        self.budget = config.budget
+        self.repeat_top = config.repeat_top
+        self.layout = config.layout
+        self.equal_lengths = config.lengths == "equal"
+        self.exact_max_k = config.exact_max_k
+        self.token_counter = config.tokenizer if token_counter is None else token_counter
+        self._count = make_token_counter(self.token_counter)
         self._text = _getter(text, "text")
         self._source = _getter(source, "source")
-        self.exact_max_k = exact_max_k
+
+    def with_layout(self, layout: Layout) -> Bookend[T]:
+        """This placer with another prompt layout (adapters add each call's question)."""
+        if layout == self.layout:
+            return self
+        placer = copy.copy(self)
+        placer.layout = layout
+        return placer
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` as this placer counts them (``token_counter``, ``tokenizer`` or the
+        four-characters approximation)."""
+        return int(self._count(text))
+
+    def with_question(self, question: str | None) -> Bookend[T]:
+        """This placer with ``question``'s tokens added after the chunks when the setting
+        ``count_question`` is on (the per-call prompt layout of the adapters); else, or for
+        ``None`` or an empty question, the same placer."""
+        if not (question and self.config.count_question):
+            return self
+        return self.with_layout(
+            Layout(
+                prefix_tokens=self.layout.prefix_tokens,
+                suffix_tokens=self.layout.suffix_tokens + self.count_tokens(question),
+            )
+        )
 
     def __repr__(self) -> str:
         return (
             f"Bookend(model={self.profile.name!r}, strategy={self.strategy!r}, "
-            f"weight_rule={self.weight_rule!r}, budget={self.budget!r}, "
-            f"repeat_top={self.repeat_top!r})"
+            f"budget={self.budget!r}, repeat_top={self.repeat_top!r})"
         )
 
     def _lengths(self, items: Sequence[T], lengths: Sequence[float] | None) -> FloatArray:
         n = len(items)
+        if lengths is None and self.equal_lengths:
+            return _equal_lengths(n, 1.0)
         if lengths is not None:
             if isinstance(lengths, str | bytes) or not hasattr(lengths, "__len__"):
                 raise ValueError(f"lengths must be a sequence of token counts, got {lengths!r}")
@@ -289,9 +312,18 @@ class Bookend(Generic[T]):
                 )
             return arr
         texts: Sequence[Any] = items if self._text is None else [self._text(i) for i in items]
+        if self._count is approx_token_count and all(type(t) is str for t in texts):
+            # The default counter, vectorised: ceil(chars / 4), at least one token.
+            chars = np.fromiter(map(len, texts), dtype=np.float64, count=n)
+            return np.maximum(np.ceil(chars / CHARS_PER_TOKEN), 1.0)
         counts = []
         for i, text in enumerate(texts):
             if not isinstance(text, str):
+                if self._text is not None:
+                    raise ValueError(
+                        f"text= must return a string, got {text!r} for items[{i}] of type "
+                        f"{type(items[i]).__name__}"
+                    )
                 raise ValueError(
                     f"cannot count tokens of items[{i}] of type {type(items[i]).__name__}: pass "
                     "lengths=, or text= naming how to get its text"
@@ -301,14 +333,18 @@ class Bookend(Generic[T]):
         return np.maximum(np.array(counts, dtype=np.float64), 1.0)
 
     def _select(self, relevance: FloatArray, lengths: FloatArray) -> tuple[IntArray, bool]:
-        """Input indices kept under the budget (all without one), ascending, and whether the
-        top kept chunk's repeat fits too (the repeat is paid before any further chunk)."""
+        """Input indices kept under ``top_k`` and the budget (all without either), ascending,
+        and whether the top kept chunk's repeat fits too (the repeat is paid before any further
+        chunk)."""
         repeat = self.repeat_top
-        if self.budget is None:
+        if self.budget is None and (self.top_k is None or self.top_k >= relevance.size):
             return np.arange(relevance.size), repeat
+        ranked = rank_order(relevance)[: self.top_k]
+        if self.budget is None:
+            return np.sort(ranked), repeat
         kept: list[int] = []
         used = 0.0
-        for i in rank_order(relevance).tolist():
+        for i in ranked.tolist():
             if used + lengths[i] > self.budget:
                 continue
             if not kept:
@@ -357,8 +393,9 @@ class Bookend(Generic[T]):
         if self.repeat_top and not repeat_fits and kept.size >= 2:
             notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
         local, repeated = self._order(relevance[kept], lens[kept], groups, repeat_fits, notes)
-        prompt = kept[local].tolist()
-        dropped = tuple(sorted(set(range(len(items))) - set(kept.tolist())))
+        everything = kept.size == len(items)
+        prompt = local.tolist() if everything else kept[local].tolist()
+        dropped = () if everything else tuple(sorted(set(range(len(items))) - set(kept.tolist())))
         return Placement(
             order=tuple(prompt),
             items=_pick(items, prompt),
@@ -427,20 +464,23 @@ def reorder(
     scores: Sequence[float | None] | None = None,
     *,
     model: ModelLike = DEFAULT_MODEL,
-    lengths: Sequence[float] | None = None,
+    lengths: Sequence[float] | LengthsMode | None = None,
     **options: Any,
 ) -> Placement[T]:
     """Place ``items`` in the prompt order that gives the most relevant text the most influence.
 
     ``reorder(items, scores, model=..., lengths=..., **options)`` is
     ``Bookend(model, **options).place(items, scores, lengths=lengths)``; see :class:`Bookend` for
-    the options (``strategy``, ``weight_rule``, ``distance``, ``budget``, ``repeat_top``,
-    ``prefix_tokens``, ``suffix_tokens``, ``token_counter``, ``text``, ``source``, ``exact_max_k``).
+    the options. ``lengths`` is either the per-item token counts or the setting ``"tokens"`` /
+    ``"equal"`` (see :class:`~bookend.PlacementConfig`).
 
     Example:
         >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1])
         >>> p.order[0], p.order[-1]
         (1, 0)
     """
-    placer: Bookend[T] = Bookend(model, **options)
+    if isinstance(lengths, str):
+        placer: Bookend[T] = Bookend(model, lengths=lengths, **options)
+        return placer.place(items, scores)
+    placer = Bookend(model, **options)
     return placer.place(items, scores, lengths=lengths)

@@ -10,9 +10,10 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
 from bookend.placement import alternate_order, rank_order
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.profile import InfluenceProfile
 from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
 
 __all__ = ["ChunkSlot", "Placement"]
@@ -270,7 +271,7 @@ _RULE_TEXT: dict[str, str] = {
     "mass": "influence on the chunk's tokens per mean chunk length",
     "anchored": "mean influence density, point masses per mean chunk length",
     "density": "mean influence density over the chunk's span",
-    "slot": "slot weight with every chunk at the mean length (rank-only)",
+    "slot": "weight of the document slot, every chunk at the mean length",
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,22 @@ def available_presets() -> list[str]:
 
 def _normalise_name(name: str) -> str:
     return name.strip().lower().replace("_", "-").split("/")[-1]
+
+
+# Instruction-tuned and chat variants share the base model's architecture:
+# "Llama-3.1-8B-Instruct", "Mistral-7B-Instruct-v0.3", "SmolLM2-135M-Instruct", "gemma-2-9b-it".
+_TUNED_SUFFIX = re.compile(r"-(instruct|chat|it)(-v?\d+(\.\d+)*)?$")
+
+
+def _preset_key(name: str, table: Mapping[str, Any]) -> str | None:
+    """The preset key of a name, Hugging Face id or instruct/chat variant, or ``None``."""
+    by_hf = {_normalise_name(v["hf_id"]): k for k, v in table.items()}
+    key = _normalise_name(name)
+    for candidate in (key, _TUNED_SUFFIX.sub("", key)):
+        found = candidate if candidate in table else by_hf.get(candidate)
+        if found is not None:
+            return found
+    return None
 
 
 class ModelSpec(BaseModel):
@@ -97,20 +114,23 @@ class ModelSpec(BaseModel):
         """The spec of a widely used open model, from its published config.
 
         Args:
-            name: a preset name such as ``"llama-3.1-8b"`` (case and ``_``/``-`` are ignored, and a
-                Hugging Face id such as ``"meta-llama/Llama-3.1-8B"`` works too).
+            name: a preset name such as ``"llama-3.1-8b"`` (case and ``_``/``-`` are ignored); a
+                Hugging Face id such as ``"meta-llama/Llama-3.1-8B"`` works too, and so do its
+                instruct and chat variants (``"meta-llama/Llama-3.1-8B-Instruct"``), which share
+                the base model's architecture.
             attn_share: override the default ``1 / depth``.
 
         Raises:
             ValueError: for an unknown name; the message lists the closest preset names.
         """
+        if not isinstance(name, str):
+            raise ValueError(
+                f"name must be a preset name string such as 'llama-3.1-8b', got name={name!r}"
+            )
         table = _preset_table()
-        key = _normalise_name(name)
-        if key not in table:
-            by_hf = {_normalise_name(v["hf_id"]): k for k, v in table.items()}
-            key = by_hf.get(key, key)
-        if key not in table:
-            close = difflib.get_close_matches(key, table, n=5, cutoff=0.4)
+        key = _preset_key(name, table)
+        if key is None:
+            close = difflib.get_close_matches(_normalise_name(name), table, n=5, cutoff=0.4)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise ValueError(
                 f"unknown preset name={name!r}{hint} "
@@ -144,7 +164,17 @@ class ModelSpec(BaseModel):
                 path = path / "config.json"
             if not path.is_file():
                 raise ValueError(f"no config.json at path_or_dict={str(path_or_dict)!r}")
-            config = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                config = json.loads(path.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ValueError(
+                    f"path_or_dict={str(path_or_dict)!r} is not a JSON config.json ({exc})"
+                ) from None
+            if not isinstance(config, Mapping):
+                raise ValueError(
+                    f"path_or_dict={str(path_or_dict)!r} must hold a JSON object, "
+                    f"got a {type(config).__name__}"
+                )
             source = path.parent.name or str(path)
         if isinstance(config.get("text_config"), Mapping):
             config = {**config, **config["text_config"]}

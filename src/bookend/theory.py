@@ -28,9 +28,8 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammainc, gammaln, logsumexp, xlogy
 
-FloatArray = npt.NDArray[np.float64]
+from bookend.arrays import FloatArray
 
 __all__ = [
     "InfluenceComponents",
@@ -46,6 +45,12 @@ __all__ = [
     "span_mass",
     "validate_depth_share",
 ]
+
+
+def _lgamma(values: FloatArray) -> FloatArray:
+    """``log Gamma`` elementwise with :func:`math.lgamma`: the short arrays here do not justify
+    importing ``scipy.special`` (a third of ``import bookend``)."""
+    return np.array([math.lgamma(v) for v in values.tolist()], dtype=np.float64)
 
 
 def validate_depth_share(depth: float, attn_share: float) -> None:
@@ -68,9 +73,9 @@ def _hop_weights_cached(depth: float, attn_share: float) -> tuple[float, ...]:
     k = np.arange(math.floor(depth) + 2, dtype=np.float64)
     k = k[depth - k + 1 > 0]
     log_w = (
-        gammaln(depth + 1)
-        - gammaln(k + 1)
-        - gammaln(depth - k + 1)
+        math.lgamma(depth + 1)
+        - _lgamma(k + 1)
+        - _lgamma(depth - k + 1)
         + k * math.log(attn_share)
         + (depth - k) * math.log1p(-attn_share)
     )
@@ -102,7 +107,7 @@ def _tail_poly_coefficients(depth: float, attn_share: float) -> tuple[float, ...
     w = hop_weights(depth, attn_share)
     tails = np.cumsum(w[::-1])[::-1][1:]  # T_m for m = 0 .. kmax-1
     m = np.arange(tails.size, dtype=np.float64)
-    coeffs = np.exp(np.log(np.maximum(tails, 1e-300)) - gammaln(m + 1))
+    coeffs = np.exp(np.log(np.maximum(tails, 1e-300)) - _lgamma(m + 1))
     return tuple(coeffs[::-1].tolist())
 
 
@@ -195,6 +200,8 @@ def span_mass(
 @lru_cache(maxsize=256)
 def _poisson_poly_coefficients(lam: float) -> tuple[float, ...]:
     """``c_m = T_m / m!`` with ``T_m = P(Poisson(lambda) > m)``, highest degree first."""
+    from scipy.special import gammainc, gammaln  # cached per lambda; keeps `import bookend` light
+
     m = np.arange(int(lam + 12.0 * math.sqrt(lam) + 40.0), dtype=np.float64)
     coeffs = np.exp(np.log(np.maximum(gammainc(m + 1, lam), 1e-300)) - gammaln(m + 1))
     return tuple(coeffs[::-1].tolist())
@@ -209,15 +216,17 @@ def poisson_cdf(x: npt.ArrayLike, lam: float) -> FloatArray:
     (``Q`` the regularized upper incomplete gamma function). As in :func:`influence_cdf` this is
     the positive polynomial ``F(x) = x · sum_m T_m u^m / m!`` in ``u = ln 1/x`` with the Poisson
     tail ``T_m = P(K > m)``, evaluated by Horner's rule and cut at ``m = lambda + 12 sqrt(lambda)
-    + 40``, where the tail is below 1e-16 (the cut keeps ``F`` non-decreasing).
+    + 40``, where the tail is below 1e-16 (the cut keeps ``F`` non-decreasing). As there, terms
+    that cannot reach ``1e-17`` of the constant term at the largest ``u`` in the batch are skipped.
     """
     if not math.isfinite(lam) or lam <= 0:
         raise ValueError(f"lam must be a finite number > 0, got lam={lam!r}")
     xs = np.asarray(x, dtype=np.float64)
     inner = (xs > 0.0) & (xs < 1.0)
     u = -np.log(np.where(inner, xs, 0.5))
+    coeffs = _poisson_poly_coefficients(float(lam))
     poly = np.zeros_like(u)
-    for c in _poisson_poly_coefficients(float(lam)):
+    for c in coeffs[_leading_negligible(coeffs, float(u.max(initial=0.0))) :]:
         poly = poly * u + c
     out = np.where(inner, xs * poly, np.where(xs >= 1.0, 1.0, 0.0))
     return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
@@ -230,6 +239,8 @@ def influence_density(x: npt.ArrayLike, depth: float, attn_share: float) -> Floa
     ``k`` so that large ``H`` is stable; ``+inf`` at ``x = 0`` when any ``k >= 2`` term has weight.
     With ``alpha = 1`` it is the paper's ``(ln 1/x)^(H-1) / (H-1)!``.
     """
+    from scipy.special import gammaln, logsumexp, xlogy  # the CDF path needs none of it
+
     xs = _as_unit_interval(x, "x")
     w = hop_weights(depth, attn_share)[1:]
     k = np.arange(1, w.size + 1, dtype=np.float64)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from numbers import Real
+from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["TokenCounter", "TokenCounterLike", "approx_token_count", "make_token_counter"]
+__all__ = [
+    "TokenCounter",
+    "TokenCounterLike",
+    "approx_token_count",
+    "load_tokenizer",
+    "make_token_counter",
+]
 
 TokenCounter: TypeAlias = Callable[[str], int]
 
@@ -18,7 +27,7 @@ class _Encoder(Protocol):
     def encode(self, text: str, /) -> Any: ...
 
 
-TokenCounterLike: TypeAlias = "TokenCounter | _Encoder | None"
+TokenCounterLike: TypeAlias = "TokenCounter | _Encoder | str | None"
 
 
 def approx_token_count(text: str) -> int:
@@ -29,11 +38,15 @@ def approx_token_count(text: str) -> int:
 def make_token_counter(counter: TokenCounterLike) -> TokenCounter:
     """Normalise what a caller passes as ``token_counter=``.
 
-    ``None`` gives :func:`approx_token_count`; an object with ``encode`` (a ``tiktoken`` encoding or
-    a Hugging Face tokenizer) counts ``len(encode(text))``; any other callable is used as is.
+    ``None`` gives :func:`approx_token_count`; a string names a tokenizer (see
+    :func:`load_tokenizer`); an object with ``encode`` (a ``tiktoken`` encoding or a Hugging Face
+    tokenizer) counts ``len(encode(text))``; any other callable is used as is. Every counter but the
+    default is checked on each call: it must return a finite, non-negative number.
     """
     if counter is None:
         return approx_token_count
+    if isinstance(counter, str):
+        return load_tokenizer(counter)
     if isinstance(counter, _Encoder) and not isinstance(counter, type):
         encoder = counter
 
@@ -42,8 +55,66 @@ def make_token_counter(counter: TokenCounterLike) -> TokenCounter:
 
         return count
     if callable(counter):
-        return counter
+        return _checked(counter)
     raise ValueError(
-        "token_counter must be None, a callable str -> int, or an object with .encode(), "
-        f"got token_counter={counter!r}"
+        "token_counter must be None, a tokenizer name, a callable str -> int, or an object with "
+        f".encode(), got token_counter={counter!r}"
     )
+
+
+def _checked(counter: Callable[[str], Any]) -> TokenCounter:
+    def count(text: str) -> int:
+        n = counter(text)
+        if isinstance(n, bool) or not isinstance(n, Real) or not math.isfinite(n) or n < 0:
+            raise ValueError(
+                f"token_counter must return a finite, non-negative number, got {n!r} for a text "
+                f"of {len(text)} characters"
+            )
+        return math.ceil(float(n))
+
+    return count
+
+
+def load_tokenizer(name: str) -> TokenCounter:
+    """A token counter from a serialisable name, for configs, pipelines and the command line.
+
+    Args:
+        name: a local Hugging Face tokenizer (a directory holding ``tokenizer.json``, or the file
+            itself; read with the ``tokenizers`` package, no network), or else a ``tiktoken``
+            encoding name such as ``"cl100k_base"`` or ``"o200k_base"``.
+
+    Raises:
+        ValueError: the package it needs is missing, or the name is neither.
+    """
+    path = Path(name).expanduser()
+    if path.exists():
+        file = path / "tokenizer.json" if path.is_dir() else path
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ValueError(
+                f"tokenizer={name!r} is a local path: reading it needs `pip install tokenizers`"
+            ) from None
+        try:
+            tokenizer = Tokenizer.from_file(str(file))
+        except Exception as exc:
+            raise ValueError(
+                f"tokenizer={name!r}: cannot read a Hugging Face tokenizer from {str(file)!r} "
+                f"({exc})"
+            ) from None
+        return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    try:
+        import tiktoken
+    except ImportError:
+        raise ValueError(
+            f"tokenizer={name!r} is not a local path, and a tiktoken encoding name needs "
+            "`pip install tiktoken`"
+        ) from None
+    try:
+        encoding = tiktoken.get_encoding(name)
+    except ValueError:
+        raise ValueError(
+            f"tokenizer={name!r} is neither a local Hugging Face tokenizer path nor a tiktoken "
+            f"encoding (known: {', '.join(tiktoken.list_encoding_names())})"
+        ) from None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))

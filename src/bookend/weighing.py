@@ -9,17 +9,21 @@ of an analysed sequence of ``N`` tokens. Write the profile's cumulative mass as
 ===========  =====================================================================================
 rule         weight of chunk ``i`` on ``[s, e)``
 ===========  =====================================================================================
+``slot``     every chunk counted at the mean length ``lbar``: the weight of its document slot,
+             whatever its own length (the default; see ``bench/RESULTS.md``, "Chunk-weight
+             rules"). Lengths still set the sequence length ``N`` and the budget.
 ``mass``     ``N · (F(e) - F(s)) / lbar``: the influence the chunk's tokens receive, in units of a
-             mean-length chunk (the default; see ``bench/RESULTS.md``, "Chunk-weight rules").
+             mean-length chunk. No chunk gains weight by being shorter, but a long one does.
 ``anchored`` ``N · (F_c(e) - F_c(s)) / l_i + N · (P(e) - P(s)) / lbar``: mean density, with point
              masses credited to the slot that holds them as if it had the mean length.
 ``density``  ``N · (F(e) - F(s)) / l_i``: mean influence density over the span (the first
              design). A point mass then counts ``delta · N / l_i``, so short chunks win the ends.
-``slot``     every chunk counted at the mean length: rank-only placement, lengths ignored.
 ===========  =====================================================================================
 
 All four agree when the lengths are equal (then ``l_i = lbar``), so equal-length placement does not
-depend on the rule. Under ``mass`` a chunk never gains weight by being shorter, and with a density
+depend on the rule. Under ``slot`` the most relevant chunk always takes the slot that the
+equal-length weights rank heaviest (sorting, rearrangement inequality). Under ``mass`` a chunk never
+gains weight by being shorter, and with a density
 that does not rise before the final token the optimal order is the relevance order with one chunk
 moved to the end (an exchange argument: swapping neighbours ``a, b`` changes the objective by
 ``(r_a - r_b) · (M(s, s + l_a) + M(s, s + l_b) - M(s, s + l_a + l_b))``, which is ``>= 0`` when the
@@ -37,8 +41,9 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from bookend.profile import InfluenceProfile, Layout
-from bookend.theory import FloatArray
+from bookend.arrays import FloatArray
+from bookend.layout import Layout
+from bookend.profile import InfluenceProfile
 
 __all__ = [
     "DEFAULT_WEIGHT_RULE",
@@ -49,10 +54,11 @@ __all__ = [
 ]
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
-WeightRule: TypeAlias = Literal["mass", "anchored", "density", "slot"]
-WEIGHT_RULES: tuple[WeightRule, ...] = ("mass", "anchored", "density", "slot")
-#: Chosen by measurement (``python bench/weight_rules.py``; ``bench/RESULTS.md``).
-DEFAULT_WEIGHT_RULE: WeightRule = "mass"
+WeightRule: TypeAlias = Literal["slot", "mass", "anchored", "density"]
+WEIGHT_RULES: tuple[WeightRule, ...] = ("slot", "mass", "anchored", "density")
+#: Chosen by measurement (``python bench/weight_rules.py``; ``bench/RESULTS.md``): of the rules that
+#: never put the most relevant chunk in the middle, the best on real runs.
+DEFAULT_WEIGHT_RULE: WeightRule = "slot"
 
 
 def check_weight_rule(rule: object) -> WeightRule:
@@ -162,6 +168,8 @@ class ChunkWeigher:
     def weights_of_orders(self, orders: npt.ArrayLike) -> FloatArray:
         """Per row of ``orders`` (shape ``(M, K)`` or ``(K,)``), the weight of each position."""
         idx = np.asarray(orders, dtype=np.int64)
+        if idx.shape[-1] == 0:
+            return np.zeros(idx.shape)
         lens = self.lengths[idx]
         zero = np.zeros((*idx.shape[:-1], 1))
         # One profile evaluation for all edges of all rows: per-call overhead dominates at small K.

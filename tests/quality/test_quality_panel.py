@@ -1,7 +1,10 @@
 """The model-free curve panel: bookend with the model's own curve is the oracle."""
 
+from itertools import permutations
+
 import pytest
 from placement_quality.curves import PositionCurve, liu2023_curves
+from placement_quality.expected import expected_accuracy, geometric_ranks
 from placement_quality.panel import (
     BOOKEND_OWN,
     ORACLE,
@@ -37,7 +40,20 @@ def test_liu_curves_cover_both_tables() -> None:
     assert len(names) == 12
 
 
-def test_own_curve_is_the_oracle_and_fixed_patterns_regret() -> None:
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_own_curve_matches_a_brute_force_over_every_order(k: int) -> None:
+    """bookend with the model's own curve against every permutation, computed independently of
+    the panel's oracle (which sorts, as bookend does)."""
+    rank_probs = geometric_ranks(k, 0.6)
+    for curve in liu2023_curves()[:4]:
+        cell = panel_cell(PanelModel(curve, bookend.DEFAULT_MODEL), k, rank_probs)
+        acc = curve.slot_accuracy(k)
+        best = max(expected_accuracy(order, rank_probs, acc) for order in permutations(range(k)))
+        assert cell[BOOKEND_OWN] == pytest.approx(best, abs=1e-12)
+        assert cell[ORACLE] == pytest.approx(best, abs=1e-12)
+
+
+def test_fixed_patterns_regret_and_the_table_covers_every_model() -> None:
     models = [PanelModel(c, bookend.DEFAULT_MODEL) for c in liu2023_curves()[:3]]
     panel = run_panel(models, k_values=[3, 4, 9, 10])
     assert max_regret(panel, BOOKEND_OWN)[0] == pytest.approx(0.0, abs=1e-12)

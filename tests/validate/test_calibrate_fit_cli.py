@@ -73,10 +73,10 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
     argv = ["calibrate", "--outcomes", str(measured / "report.json"), "--out", str(out)]
     argv += ["--metric", "candidate_prob", "--slots-out", str(measured / "table.json")]
     argv += ["--holdout-docs", "3", "--holdout-filler", "1-2", "--target", "candidate_prob"]
-    argv += ["--compare", "liu2023:gpt-3.5-turbo"]
+    argv += ["--compare", "liu2023:gpt-3.5-turbo", "--holdout-plot", str(measured / "held.png")]
     assert _run([*argv, "--json", str(report)]) == 0
     printed = capsys.readouterr().out
-    assert "fitted - table" in printed
+    assert "fitted minus this profile" in printed
     data = json.loads(report.read_text())
     assert data["holdout"]["train_cells"] == ["K=2 filler 0-0"]
     assert data["holdout"]["heldback_cells"] == [
@@ -92,6 +92,13 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
         "liu2023:gpt-3.5-turbo",
     }
     assert data["fit"]["target"] == "candidate_prob"
+    assert (measured / "held.png").stat().st_size > 0
+    observed = data["holdout"]["observed_by_slot"]
+    assert {k: len(v) for k, v in observed.items()} == {
+        "K=2 filler 1-2": 2,
+        "K=3 filler 0-0": 3,
+        "K=3 filler 1-2": 3,
+    }
     assert len(TabulatedProfile.load(measured / "table.json").weights) == 2
     assert isinstance(load_profile(out), FittedProfile)
 

@@ -123,24 +123,29 @@ def test_heldback_report_prefers_the_true_family_on_an_unseen_cell() -> None:
         lam=3.0, tau_tokens=40.0, recency_mass=0.6, floor_mass=0.02, reference_tokens=400.0
     )
     train = simulate(truth, TRAIN_CELLS, n_items=60, seed=2)
-    held = simulate(truth, {(14, (8, 10)): -1.0}, n_items=60, seed=3, first_id=10_000)
+    # Two held-back cells whose item ids coincide, as calibrate's cells do.
+    held = simulate(truth, {(14, (8, 10)): -1.0}, n_items=30, seed=3)
+    held += simulate(truth, {(12, (8, 10)): -1.0}, n_items=30, seed=5)
     fit = fit_outcomes(train)
     table = slot_profile(
         summarise([o for o in train if o.n_docs == 10]), label="K=10 table", metadata={}
     )
     report = heldback_report(fit, table, train, held)
     scores = report["profiles"]
-    assert report["heldback_cells"] == ["K=14 filler 8-10"]
+    assert report["heldback_cells"] == ["K=12 filler 8-10", "K=14 filler 8-10"]
     assert (
         scores["fitted"]["log_likelihood_per_outcome"]
         > scores["uniform"]["log_likelihood_per_outcome"]
     )
-    diff = report["fitted_minus_table"]
+    diff = report["fitted_minus"]["slot table (stretched)"]
     assert diff["log_likelihood_per_outcome"] > 0
     assert diff["log_likelihood_ci95"][0] > 0
     assert diff["brier"] < 0
-    assert len(report["observed_by_slot"]) == 14
-    assert "fitted - table" in heldback_summary(report)
+    assert [len(v) for v in report["observed_by_slot"].values()] == [12, 14]
+    assert [len(v) for v in scores["fitted"]["predicted_by_slot"].values()] == [12, 14]
+    assert report["n_heldback_items"] == 60
+    assert "slot table (stretched): " in heldback_summary(report)
+    assert "fitted" not in report["fitted_minus"]
 
 
 def test_outcomes_json_round_trip_and_validation() -> None:

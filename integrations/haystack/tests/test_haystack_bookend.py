@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -198,3 +200,122 @@ def test_every_document_survives_in_bookend_order(
     assert sorted(map(id, out)) == sorted(map(id, docs))
     expected = bookend.reorder([t for t, _ in rows], [s for _, s in rows], distance=distance)
     assert [id(d) for d in out] == [id(docs[i]) for i in expected.order]
+
+
+def _scored() -> list[Document]:
+    scores = [0.2, 0.9, 0.4, 0.3, 0.8, 0.1, 0.7, 0.5]
+    return [Document(content=t, score=s) for t, s in zip(TEXTS, scores, strict=True)]
+
+
+def _core(docs: list[Document], **settings: Any) -> list[Document]:
+    return bookend.reorder(
+        docs, [d.score for d in docs], text=lambda d: d.content, **settings
+    ).items
+
+
+def test_changed_attributes_are_used_and_serialised() -> None:
+    docs = _scored()
+    ranker = BookendRanker()
+    assert ranker.run(docs)["documents"] == _core(docs)
+    ranker.strategy = "relevance"
+    assert ranker.run(docs)["documents"] == _core(docs, strategy="relevance")
+    assert BookendRanker.from_dict(ranker.to_dict()).strategy == "relevance"
+    ranker.budget = 0
+    with pytest.raises(ValueError, match="budget=0"):
+        ranker.run(docs)
+
+
+def test_unknown_settings_are_rejected() -> None:
+    with pytest.raises(TypeError, match="bugdet"):
+        BookendRanker(bugdet=10)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        bookend.ModelSpec(depth=30, attn_share=0.05),
+        bookend.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
+    ],
+)
+def test_profile_objects_round_trip_through_dict_and_yaml(model: Any) -> None:
+    ranker = BookendRanker(model=model, top_k=6, lengths="equal", word_count_threshold=60)
+    data = ranker.to_dict()
+    again = BookendRanker.from_dict(data)
+    assert again.to_dict() == data
+    docs = _scored()
+    assert again.run(docs) == ranker.run(docs)
+    alone = Pipeline()
+    alone.add_component("ranker", again)
+    loaded = Pipeline.loads(alone.dumps())  # YAML round trip
+    assert loaded.run({"ranker": {"documents": docs}}) == {"ranker": ranker.run(docs)}
+
+
+def test_profile_file_and_tokenizer_load_in_warm_up(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    words = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    words.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    words.save(str(tmp_path / "tokenizer.json"))
+    path = tmp_path / "slots.json"
+    ranker = BookendRanker(model=path, tokenizer=str(tmp_path))  # nothing read yet
+    with pytest.raises(ValueError, match="profile file not found"):
+        ranker.warm_up()
+    profile = bookend.TabulatedProfile(
+        weights=(1.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 4.0), kind="slot"
+    )
+    profile.save(path)
+    again = BookendRanker.from_dict(ranker.to_dict())
+    again.warm_up()
+    placement = again.place(_scored())
+    assert placement.lengths.tolist() == [len(t.split()) for t in TEXTS]
+    assert placement.profile == profile
+
+
+def test_the_query_is_counted_per_call() -> None:
+    docs = _scored()
+    query = "which layer of the sunshield is the coldest " * 8
+    suffix = bookend.tokens.approx_token_count(query)
+    expected = _core(docs, suffix_tokens=suffix)
+    assert expected != _core(docs)
+    ranker = BookendRanker(count_question=True)
+    assert ranker.run(docs, query=query)["documents"] == expected
+    assert BookendRanker().run(docs, query=query)["documents"] == _core(docs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.text(" ab", min_size=1, max_size=30), st.none() | st.floats(-1, 1)),
+        min_size=1,
+        max_size=9,
+    ),
+    st.none() | st.integers(1, 9),
+    st.none() | st.integers(1, 40),
+)
+def test_alternate_is_lost_in_the_middle_on_any_input(
+    rows: list[tuple[str, float | None]], top_k: int | None, words: int | None
+) -> None:
+    docs = [Document(id=str(i), content=t, score=s) for i, (t, s) in enumerate(rows)]
+    theirs = LostInTheMiddleRanker(top_k=top_k, word_count_threshold=words).run(documents=docs)
+    ours = BookendRanker(strategy="alternate", top_k=top_k, word_count_threshold=words)
+    assert ours.run(documents=docs) == theirs
+    assert ours.run(documents=docs, word_count_threshold=words) == theirs
+
+
+def test_word_count_threshold_loads_from_a_lost_in_the_middle_pipeline() -> None:
+    pipe = Pipeline()
+    pipe.add_component("ranker", LostInTheMiddleRanker(word_count_threshold=30))
+    data = pipe.to_dict()
+    data["components"]["ranker"]["type"] = (
+        "haystack_integrations.components.rankers.bookend.ranker.BookendRanker"
+    )
+    loaded = Pipeline.from_dict(data).get_component("ranker")
+    assert isinstance(loaded, BookendRanker)
+    assert loaded.word_count_threshold == 30
+    with pytest.raises(ValueError, match="word_count_threshold=0"):
+        BookendRanker(word_count_threshold=0)
+
+
+def test_uses_only_the_public_bookend_api() -> None:
+    source = inspect.getsource(inspect.getmodule(BookendRanker))  # type: ignore[arg-type]
+    assert "from bookend." not in source
+    assert "import bookend." not in source

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from langchain_core.callbacks import BaseCallbackHandler, Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import FakeListLLM
+from langchain_core.load import dumpd, loads
 from langchain_core.prompts import PromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
@@ -210,3 +213,95 @@ def test_every_document_survives_in_bookend_order(
         lengths=[bookend.tokens.approx_token_count(t) for t, _ in rows],
     )
     assert [id(d) for d in out] == [id(docs[i]) for i in expected.items]
+
+
+def _scored(n: int = 6) -> list[Document]:
+    return [
+        Document(page_content="word " * (5 + 9 * i % 13), metadata={"score": (7 * i % 5) / 5})
+        for i in range(n)
+    ]
+
+
+def _core(docs: list[Document], **settings: Any) -> list[Document]:
+    """What the core places for ``docs`` with ``settings``."""
+    return bookend.reorder(
+        docs,
+        [d.metadata["score"] for d in docs],
+        text=lambda d: d.page_content,
+        **settings,
+    ).items
+
+
+def test_model_copy_places_with_the_new_settings() -> None:
+    docs = _scored()
+    reorder = BookendReorder()
+    assert reorder.invoke(docs) == _core(docs)
+    relevance = reorder.model_copy(update={"strategy": "relevance"})
+    assert relevance.invoke(docs) == _core(docs, strategy="relevance")
+    assert relevance.invoke(docs) != reorder.invoke(docs)
+    assert reorder.invoke(docs) == _core(docs)  # the original is unchanged
+
+
+def test_unknown_settings_are_rejected() -> None:
+    with pytest.raises(ValueError, match="modle"):
+        BookendReorder(modle="gpt2")
+    with pytest.raises(ValueError, match="bugdet"):
+        BookendReorder(bugdet=10)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        bookend.ModelSpec(depth=30, attn_share=0.05),
+        bookend.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
+        "liu2023:claude-1.3",
+    ],
+)
+def test_dumpd_loads_round_trip_with_a_profile(model: Any) -> None:
+    reorder = BookendReorder(model=model, budget=60, top_k=5, lengths="equal")
+    assert BookendReorder.is_lc_serializable()
+    text = json.dumps(dumpd(reorder))
+    again = loads(text, valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder])
+    assert isinstance(again, BookendReorder)
+    assert dumpd(again) == dumpd(reorder)
+    docs = _scored()
+    assert again.invoke(docs) == reorder.invoke(docs)
+
+
+def test_dumpd_loads_round_trip_with_a_profile_path(tmp_path: Path) -> None:
+    path = tmp_path / "slots.json"
+    bookend.TabulatedProfile(weights=(1.0, 3.0, 2.0), kind="slot").save(path)
+    reorder = BookendReorder(model=path)
+    again = loads(
+        json.dumps(dumpd(reorder)),
+        valid_namespaces=["langchain_bookend"],
+        allowed_objects=[BookendReorder],
+    )
+    assert again.model == str(path)
+    docs = _scored(3)
+    assert again.invoke(docs) == _core(docs, model=path)
+
+
+def test_the_question_is_counted_per_call() -> None:
+    docs = _scored()
+    question = "which layer of the sunshield is the coldest " * 8
+    suffix = bookend.tokens.approx_token_count(question)
+    counting = BookendReorder(count_question=True)
+    expected = _core(docs, suffix_tokens=suffix)
+    assert expected != _core(docs)  # the layout matters here
+    assert counting.invoke({"documents": docs, "question": question}) == expected
+    assert counting.compress_documents(docs, question) == expected
+    assert counting.invoke(docs) == _core(docs)
+    # Without count_question the question does not move anything.
+    assert BookendReorder().compress_documents(docs, question) == _core(docs)
+
+
+def test_equal_lengths_switch() -> None:
+    docs = _scored()
+    assert BookendReorder(lengths="equal").invoke(docs) == _core(docs, lengths="equal")
+
+
+def test_score_pairs_are_named() -> None:
+    pairs = [(d, 0.5) for d in _scored(2)]
+    with pytest.raises(ValueError, match=r"documents\[0\] of type tuple: \(document, score\)"):
+        BookendReorder().invoke(pairs)  # type: ignore[arg-type]

@@ -5,14 +5,21 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import json
 import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import llama_index.core
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from llama_index.core import VectorStoreIndex
+from llama_index.core import Settings, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.postprocessor.bookend import SLOT_KEY, WEIGHT_KEY, BookendNodePostprocessor
@@ -37,6 +44,24 @@ TEXTS = [
     for i in range(10)
 ]
 TOP_K = 7
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+@pytest.fixture(autouse=True)
+def word_tokenizer() -> Iterator[None]:
+    """Settings.tokenizer counts words here (LlamaIndex's default would load tiktoken)."""
+    previous = llama_index.core.global_tokenizer
+    Settings.tokenizer = str.split
+    yield
+    llama_index.core.global_tokenizer = previous
+
+
+def _reorder(texts: list[str], scores: Any = None, **options: Any) -> bookend.Placement[str]:
+    """The core's placement, counting tokens as Settings.tokenizer does in these tests."""
+    return bookend.reorder(texts, scores, token_counter=_count_words, **options)
 
 
 class HashEmbedding(BaseEmbedding):
@@ -69,7 +94,7 @@ def _expected_texts(index: VectorStoreIndex) -> list[str]:
     """The order bookend gives the nodes the retriever returns, computed with the core alone."""
     retrieved = index.as_retriever(similarity_top_k=TOP_K).retrieve(QUERY)
     llm_texts = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in retrieved]
-    order = bookend.reorder(llm_texts, [n.score for n in retrieved]).order
+    order = _reorder(llm_texts, [n.score for n in retrieved]).order
     return [retrieved[i].node.get_content() for i in order]
 
 
@@ -137,26 +162,26 @@ def test_scores_and_distance_scores() -> None:
     nodes = _nodes(SCORES)
     texts = _llm_texts(nodes)
     out = BookendNodePostprocessor().postprocess_nodes(nodes)
-    assert _llm_texts(out) == bookend.reorder(texts, SCORES).items
+    assert _llm_texts(out) == _reorder(texts, SCORES).items
     out = BookendNodePostprocessor(distance=True).postprocess_nodes(nodes)
-    assert _llm_texts(out) == bookend.reorder(texts, SCORES, distance=True).items
+    assert _llm_texts(out) == _reorder(texts, SCORES, distance=True).items
 
 
 def test_missing_score_means_rank_order_not_the_middle() -> None:
     nodes = _nodes([None] * len(SCORES))
     out = BookendNodePostprocessor().postprocess_nodes(nodes)
-    assert _llm_texts(out) == bookend.reorder(_llm_texts(nodes)).items
+    assert _llm_texts(out) == _reorder(_llm_texts(nodes)).items
     assert nodes[0] in (out[0], out[-1])  # the retriever's best node sits at an end
     partial = _nodes([*SCORES[:-1], None])
     out = BookendNodePostprocessor().postprocess_nodes(partial)
-    assert _llm_texts(out) == bookend.reorder(_llm_texts(partial)).items
+    assert _llm_texts(out) == _reorder(_llm_texts(partial)).items
 
 
 def test_lengths_are_measured_on_the_llm_text() -> None:
     nodes = _nodes(SCORES)
     nodes[0].node.metadata["note"] = "x" * 400  # long metadata the LLM sees
     placement = BookendNodePostprocessor().place(nodes)
-    assert placement.lengths[0] == bookend.tokens.approx_token_count(_llm_texts(nodes)[0])
+    assert placement.lengths[0] == _count_words(_llm_texts(nodes)[0])
     nodes[0].node.excluded_llm_metadata_keys.append("note")
     assert BookendNodePostprocessor().place(nodes).lengths[0] < placement.lengths[0]
 
@@ -218,9 +243,104 @@ def test_every_node_survives_in_bookend_order(
     out = BookendNodePostprocessor(distance=distance).postprocess_nodes(nodes)
     assert sorted(map(id, out)) == sorted(map(id, nodes))
     scores = [s for _, s in rows]
-    expected = bookend.reorder(
+    expected = _reorder(
         _llm_texts(nodes),
         None if None in scores else scores,
         distance=distance,
     )
     assert [id(n) for n in out] == [id(nodes[i]) for i in expected.order]
+
+
+def _core(nodes: list[NodeWithScore], **settings: Any) -> list[str]:
+    return _reorder(_llm_texts(nodes), [n.score for n in nodes], **settings).items
+
+
+def test_assigned_settings_are_used_and_checked() -> None:
+    nodes = _nodes(SCORES)
+    post = BookendNodePostprocessor()
+    assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes)
+    post.strategy = "relevance"
+    assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes, strategy="relevance")
+    with pytest.raises(ValueError, match="strategy"):
+        post.strategy = "random"  # type: ignore[assignment]
+
+
+def test_unknown_settings_are_rejected() -> None:
+    with pytest.raises(ValueError, match="bugdet"):
+        BookendNodePostprocessor(bugdet=10)
+    with pytest.raises(ValueError, match="modle"):
+        BookendNodePostprocessor(modle="gpt2")
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        bookend.ModelSpec(depth=30, attn_share=0.05),
+        bookend.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
+    ],
+)
+def test_to_dict_from_dict_to_json_with_a_profile_object(model: Any) -> None:
+    post = BookendNodePostprocessor(model=model, top_k=5, lengths="equal")
+    data = post.to_dict()
+    again = BookendNodePostprocessor.from_dict(data)
+    assert again.to_dict() == data
+    assert json.loads(post.to_json()) == data
+    assert BookendNodePostprocessor.from_json(post.to_json()).to_dict() == data
+    nodes = _nodes(SCORES)
+    assert _llm_texts(again.postprocess_nodes(nodes)) == _llm_texts(post.postprocess_nodes(nodes))
+
+
+def test_a_path_and_a_tokenizer_name_round_trip(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    words = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    words.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    words.save(str(tmp_path / "tokenizer.json"))
+    path = tmp_path / "slots.json"
+    bookend.TabulatedProfile(weights=(1.0, 3.0, 2.0, 1.0, 1.0, 1.0, 4.0), kind="slot").save(path)
+    post = BookendNodePostprocessor(model=path, tokenizer=str(tmp_path))
+    again = BookendNodePostprocessor.from_dict(post.to_dict())
+    assert (again.model, again.tokenizer) == (str(path), str(tmp_path))
+    nodes = _nodes(SCORES)
+    assert again.place(nodes).lengths.tolist() == [_count_words(t) for t in _llm_texts(nodes)]
+    assert _llm_texts(again.postprocess_nodes(nodes)) == _core(nodes, model=path)
+
+
+def test_the_query_is_counted_per_call() -> None:
+    nodes = _nodes(SCORES)
+    query = "which layer of the sunshield is the coldest " * 6
+    post = BookendNodePostprocessor(count_question=True)
+    expected = _core(nodes, suffix_tokens=_count_words(query))
+    assert expected != _core(nodes)
+    assert _llm_texts(post.postprocess_nodes(nodes, query_str=query)) == expected
+    assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes)
+
+
+def test_settings_tokenizer_counts_the_tokens() -> None:
+    nodes = _nodes(SCORES)
+    Settings.tokenizer = list  # one token per character
+    placement = BookendNodePostprocessor().place(nodes)
+    assert placement.lengths.tolist() == [len(t) for t in _llm_texts(nodes)]
+    explicit = BookendNodePostprocessor(token_counter=_count_words).place(nodes)
+    assert explicit.lengths.tolist() == [_count_words(t) for t in _llm_texts(nodes)]
+
+
+def test_rerank_events_are_emitted() -> None:
+    seen: list[str] = []
+
+    class Recorder(BaseEventHandler):
+        def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+            seen.append(event.class_name())
+
+    recorder = Recorder()
+    dispatcher = get_dispatcher()
+    dispatcher.add_event_handler(recorder)
+    try:
+        BookendNodePostprocessor().postprocess_nodes(_nodes(SCORES), query_str=QUERY)
+    finally:
+        dispatcher.event_handlers.remove(recorder)
+    assert seen.index("ReRankStartEvent") < seen.index("ReRankEndEvent")
+
+
+def test_plain_text_nodes_are_named() -> None:
+    with pytest.raises(ValueError, match=r"nodes\[0\] of type TextNode: wrap it as NodeWithScore"):
+        BookendNodePostprocessor().postprocess_nodes([TextNode(text="a")])  # type: ignore[list-item]

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bookend.arrays import FloatArray
 from bookend.evaluation.scoring import score_continuations
 from bookend.profile import TabulatedProfile
 from bookend.validate.outcomes import SlotOutcome
@@ -44,7 +45,6 @@ __all__ = [
     "wilson_interval",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 METRICS = ("accuracy", "candidate_prob")
 _Z95 = 1.959963984540054
 

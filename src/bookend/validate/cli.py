@@ -21,6 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,9 @@ def _add_calibrate(subparsers: Any) -> None:
     p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     p.add_argument("--json", dest="json_path", help="write the JSON report (with outcomes) here")
     p.add_argument("--plot", help="write the PNG slot curves of the slot table here")
+    p.add_argument(
+        "--holdout-plot", help="write the PNG of held-back accuracy by slot against predictions"
+    )
     p.set_defaults(func=_guarded(_run_calibrate), command_name="calibrate")
 
 
@@ -230,14 +234,25 @@ def _summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@dataclass
+class _Measured:
+    """One validate run's measurement, before the report: what each mode hands on."""
+
+    measurement: Any
+    nominal: Any
+    label: str
+    settings: dict[str, Any]
+    step0: dict[str, Any] | None = None  # the Step-0 arguments, for --rope-compare
+
+
 def _run_validate(args: argparse.Namespace) -> int:
     """Measure, compare, fit; write the report, plot and profile."""
     if (args.model is None) == (args.weights is None):
         raise ValueError("give either a MODEL (preset or config.json) or --weights PATH")
+    if args.rope_compare and (args.weights is not None or args.rope == "off"):
+        raise ValueError("--rope-compare needs a Step-0 MODEL measured with --rope on")
     _set_threads(args.threads)
     from bookend.validate import runner
-    from bookend.validate.architectures import nominal_spec
-    from bookend.validate.fit import fit_depth_share
 
     text = _read_text(args.text)
     settings: dict[str, Any] = {
@@ -249,104 +264,141 @@ def _run_validate(args: argparse.Namespace) -> int:
         "input": "random tokens" if text is None and args.weights is None else "natural text",
         "threads": args.threads or os.cpu_count(),
     }
-    if args.weights is not None:
-        from bookend.spec import ModelSpec
-        from bookend.validate.weights import load_trained
-
-        model = load_trained(args.weights)
-        n_inputs = args.inputs or 4
-        bar = _progress(n_inputs, "validate")
-        measurement = runner.measure_trained(
-            model,
-            n_tokens=args.tokens,
-            n_inputs=n_inputs,
-            n_probes=args.probes,
-            text=text,
-            precision=args.precision,
-            progress=bar.update,
-        )
-        bar.close()
-        nominal = ModelSpec.from_hf_config(model.lm.config.to_dict())
-        settings.update(inputs=n_inputs, source=model.name)
-        label = f"{Path(model.name).name} (measured)"
-    else:
-        n_inputs = args.inputs or 1
-        settings.update(
-            seeds=args.seeds,
-            inputs=n_inputs,
-            rope=args.rope,
-            width=args.width,
-            vocab_cap=args.vocab_cap,
-        )
-        step0 = {
-            "n_tokens": args.tokens,
-            "seeds": args.seeds,
-            "n_probes": args.probes,
-            "n_inputs": n_inputs,
-            "width": args.width,
-            "vocab_cap": args.vocab_cap,
-            "text": text,
-            "precision": args.precision,
-        }
-        bar = _progress(args.seeds * n_inputs, "validate")
-        measurement, config = runner.measure_step0(
-            args.model, rope=args.rope == "on", progress=bar.update, **step0
-        )
-        bar.close()
-        nominal = nominal_spec(config)
-        settings.update(
-            hidden_size=int(config.hidden_size),
-            num_attention_heads=int(config.num_attention_heads),
-            model_type=str(config.model_type),
-        )
-        label = f"{args.model} step-0 (measured)"
-    report = runner.make_report(measurement, nominal, settings, max_depth=args.max_depth)
-    if args.rope_compare:
-        if args.weights is not None or args.rope == "off":
-            raise ValueError("--rope-compare needs a Step-0 MODEL measured with --rope on")
-        from scipy.stats import spearmanr
-
-        from bookend.validate.fit import log_binned
-
-        bar = _progress(args.seeds * n_inputs, "rope off")
-        off, _ = runner.measure_step0(args.model, rope=False, progress=bar.update, **step0)
-        bar.close()
-        on_profile, off_profile = measurement.mean, off.mean
-        report["rope_off"] = {
-            "measured": off_profile.tolist(),
-            "spearman_vs_rope_on": float(spearmanr(on_profile[:-1], off_profile[:-1]).statistic),
-            "spearman_log_binned_vs_rope_on": float(
-                spearmanr(log_binned(on_profile[:-1]), log_binned(off_profile[:-1])).statistic
-            ),
-            "fit": fit_depth_share(off_profile, max_depth=args.max_depth).to_json(),
-            "seconds": off.seconds,
-        }
+    run = (
+        _measure_trained(args, text, settings)
+        if args.weights
+        else _measure_step0(args, text, settings)
+    )
+    report = runner.make_report(run.measurement, run.nominal, settings, max_depth=args.max_depth)
+    if run.step0 is not None and args.rope_compare:
+        report["rope_off"] = _rope_off(args, run)
     print(_summary(report))
+    _write_validate_outputs(args, run, report)
+    return 0
+
+
+def _measure_trained(
+    args: argparse.Namespace, text: str | None, settings: dict[str, Any]
+) -> _Measured:
+    """``--weights``: the Jacobian profile of a trained model over text windows."""
+    from bookend.spec import ModelSpec
+    from bookend.validate import runner
+    from bookend.validate.weights import load_trained
+
+    model = load_trained(args.weights)
+    n_inputs = args.inputs or 4
+    bar = _progress(n_inputs, "validate")
+    measurement = runner.measure_trained(
+        model,
+        n_tokens=args.tokens,
+        n_inputs=n_inputs,
+        n_probes=args.probes,
+        text=text,
+        precision=args.precision,
+        progress=bar.update,
+    )
+    bar.close()
+    settings.update(inputs=n_inputs, source=model.name)
+    nominal = ModelSpec.from_hf_config(model.lm.config.to_dict())
+    return _Measured(measurement, nominal, f"{Path(model.name).name} (measured)", settings)
+
+
+def _measure_step0(
+    args: argparse.Namespace, text: str | None, settings: dict[str, Any]
+) -> _Measured:
+    """``MODEL``: the Step-0 profile of an architecture over random initialisations."""
+    from bookend.validate import runner
+    from bookend.validate.architectures import nominal_spec
+
+    n_inputs = args.inputs or 1
+    settings.update(
+        seeds=args.seeds,
+        inputs=n_inputs,
+        rope=args.rope,
+        width=args.width,
+        vocab_cap=args.vocab_cap,
+    )
+    step0 = {
+        "n_tokens": args.tokens,
+        "seeds": args.seeds,
+        "n_probes": args.probes,
+        "n_inputs": n_inputs,
+        "width": args.width,
+        "vocab_cap": args.vocab_cap,
+        "text": text,
+        "precision": args.precision,
+    }
+    bar = _progress(args.seeds * n_inputs, "validate")
+    measurement, config = runner.measure_step0(
+        args.model, rope=args.rope == "on", progress=bar.update, **step0
+    )
+    bar.close()
+    settings.update(
+        hidden_size=int(config.hidden_size),
+        num_attention_heads=int(config.num_attention_heads),
+        model_type=str(config.model_type),
+    )
+    label = f"{args.model} step-0 (measured)"
+    return _Measured(measurement, nominal_spec(config), label, settings, step0)
+
+
+def _rope_off(args: argparse.Namespace, run: _Measured) -> dict[str, Any]:
+    """``--rope-compare``: the same Step-0 measurement with RoPE off, compared and fitted."""
+    from scipy.stats import spearmanr
+
+    from bookend.validate import runner
+    from bookend.validate.fit import fit_depth_share, log_binned
+
+    assert run.step0 is not None
+    bar = _progress(args.seeds * run.step0["n_inputs"], "rope off")
+    off, _ = runner.measure_step0(args.model, rope=False, progress=bar.update, **run.step0)
+    bar.close()
+    on_profile, off_profile = run.measurement.mean, off.mean
+    return {
+        "measured": off_profile.tolist(),
+        "spearman_vs_rope_on": float(spearmanr(on_profile[:-1], off_profile[:-1]).statistic),
+        "spearman_log_binned_vs_rope_on": float(
+            spearmanr(log_binned(on_profile[:-1]), log_binned(off_profile[:-1])).statistic
+        ),
+        "fit": fit_depth_share(off_profile, max_depth=args.max_depth).to_json(),
+        "seconds": off.seconds,
+    }
+
+
+def _write_validate_outputs(
+    args: argparse.Namespace, run: _Measured, report: dict[str, Any]
+) -> None:
+    """``--json``, ``--plot``, ``--profile-out`` and ``--fitted-out``."""
+    from bookend.validate import runner
+
     if args.json_path:
         _write_json(args.json_path, report)
     if args.plot:
         from bookend.validate.plot import plot_profile
 
+        inputs = run.settings["inputs"]
         if args.weights is not None:
-            spread, band = f"{settings['inputs']} text windows", "window band"
+            spread, band = f"{inputs} text windows", "window band"
         else:
-            spread, band = f"{args.seeds} seeds x {settings['inputs']} input(s)", "seed band"
-        title = f"{label}: N={args.tokens}, {spread}, {args.probes} probes"
+            spread, band = f"{args.seeds} seeds x {inputs} input(s)", "seed band"
+        title = f"{run.label}: N={args.tokens}, {spread}, {args.probes} probes"
         plot_profile(report, args.plot, title=title, band_label=band)
-    metadata = {"settings": settings, "fit": report["fit"], "nominal": report["nominal"]}
-    measured = runner.measured_profile(measurement, label=label, metadata=metadata)
+    if not (args.profile_out or args.fitted_out):
+        return
+    metadata = {"settings": run.settings, "fit": report["fit"], "nominal": report["nominal"]}
+    measured = runner.measured_profile(run.measurement, label=run.label, metadata=metadata)
     if args.profile_out:
         measured.save(args.profile_out)
     if args.fitted_out:
         from bookend.validate.fit_profile import fit_position_profile
 
-        fitted = fit_position_profile(measured, label=label.replace("(measured)", "(fitted)"))
+        label = run.label.replace("(measured)", "(fitted)")
+        fitted = fit_position_profile(measured, label=label)
         fitted.save(args.fitted_out)
         print(
             f"fitted profile: {fitted!r}, log_rmse={fitted.metadata['fit']['log_rmse']:.4f}, "
             f"standard errors {dict(fitted.standard_errors)}"
         )
-    return 0
 
 
 def _measure_cells(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
@@ -467,13 +519,25 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     print(fit.summary())
     report["fit"] = fit.to_json()
     if held:
-        from bookend.profile import resolve_profile
+        from bookend.config import resolve_profile
         from bookend.validate.holdout import heldback_report, heldback_summary
 
         heldback = [o for c in sorted(held) for o in cells[c]]
         others = {name: resolve_profile(name) for name in args.compare}
         report["holdout"] = heldback_report(fit, table, train, heldback, others)
         print(heldback_summary(report["holdout"]))
+        if args.holdout_plot:
+            from bookend.validate.plot import plot_heldback
+
+            trained = ", ".join(report["holdout"]["train_cells"])
+            plot_heldback(
+                report["holdout"],
+                args.holdout_plot,
+                title=f"{name}: held-back cells against predictions fitted on {trained}",
+                skip=("fitted (slope 1)",),
+            )
+    elif args.holdout_plot:
+        raise ValueError("--holdout-plot needs held-back cells (--holdout-docs, --holdout-filler)")
     if args.json_path:
         _write_json(args.json_path, report)
     if args.plot:

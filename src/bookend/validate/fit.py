@@ -34,6 +34,7 @@ import numpy.typing as npt
 from scipy.optimize import minimize, minimize_scalar
 from scipy.stats import spearmanr
 
+from bookend.arrays import FloatArray
 from bookend.spec import ModelSpec
 from bookend.theory import influence_cdf, poisson_cdf, recency_delta
 
@@ -48,7 +49,6 @@ __all__ = [
     "theory_bins",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 # Depth standing in for H -> infinity when a Poisson fit is turned into a ModelSpec; the binomial
 # weights differ from the Poisson ones by O(lambda^2 / H), below 1e-3 for lambda <= 1.

@@ -39,13 +39,21 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import least_squares, minimize
 
+from bookend.arrays import FloatArray
 from bookend.fitted import PARAMETERS, FittedProfile
 from bookend.profile import InfluenceProfile, TabulatedProfile
 from bookend.validate.outcomes import SlotOutcome
 
-__all__ = ["OutcomeFit", "fit_outcomes", "fit_position_profile", "log_influence"]
+__all__ = [
+    "OutcomeFit",
+    "bernoulli_log_likelihood",
+    "cell_label",
+    "fit_outcomes",
+    "fit_position_profile",
+    "log_influence",
+    "outcome_values",
+]
 
-FloatArray = npt.NDArray[np.float64]
 Target = Literal["correct", "candidate_prob"]
 _TINY = 1e-300
 _SHAPE = 4  # ln lambda, ln tau, b_r, b_f

@@ -16,8 +16,10 @@ Each candidate profile ``P`` predicts a held-back outcome through the same link 
   cell's overall accuracy, which no position profile claims to predict.
 
 Scores on the held-back outcomes: mean log-likelihood per outcome (higher is better) and the
-Brier score (mean squared error of the probability, lower is better); the fitted-minus-table
-differences get a 95% bootstrap interval over held-back items (2000 resamples, seed 0).
+Brier score (mean squared error of the probability, lower is better), and the in-sample
+log-likelihood on the training outcomes for comparison; the fitted profile's paired differences
+against every other candidate get a 95% bootstrap interval over held-back items (2000 resamples,
+seed 0). With few items that interval is rough: it treats items, not slots, as independent.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
+from bookend.arrays import FloatArray
 from bookend.profile import InfluenceProfile, TabulatedProfile
 from bookend.validate.fit_profile import (
     OutcomeFit,
@@ -41,7 +44,6 @@ from bookend.validate.outcomes import SlotOutcome
 
 __all__ = ["heldback_report", "heldback_summary"]
 
-FloatArray = npt.NDArray[np.float64]
 _BOOTSTRAP = 2000
 
 
@@ -83,24 +85,43 @@ def _score(
     train: Sequence[SlotOutcome],
     heldback: Sequence[SlotOutcome],
     slope: float | None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], FloatArray, FloatArray]:
+    """The JSON block of one candidate, and its per-outcome held-back log-likelihood and squared
+    error (for the paired differences)."""
     y_train = outcome_values(train, "correct")
     y_held = outcome_values(heldback, "correct")
-    b, _ = _fit_link(log_influence(profile, train), y_train, _cell_index(train), slope)
+    x_train, train_cells = log_influence(profile, train), _cell_index(train)
+    b, a_train = _fit_link(x_train, y_train, train_cells, slope)
     x_held = log_influence(profile, heldback)
     cells = _cell_index(heldback)
     _, a = _fit_link(x_held, y_held, cells, b)
-    prob = 1.0 / (1.0 + np.exp(-(a[cells] + b * x_held)))
-    slots = np.array([o.slot for o in heldback])
-    return {
+    eta = a[cells] + b * x_held
+    prob = 1.0 / (1.0 + np.exp(-eta))
+    log_lik = bernoulli_log_likelihood(eta, y_held)
+    squared = (prob - y_held) ** 2
+    block = {
         "slope": b,
-        "log_likelihood_per_outcome": float(
-            bernoulli_log_likelihood(a[cells] + b * x_held, y_held).mean()
+        "train_log_likelihood_per_outcome": float(
+            bernoulli_log_likelihood(a_train[train_cells] + b * x_train, y_train).mean()
         ),
-        "brier": float(np.mean((prob - y_held) ** 2)),
-        "predicted_by_slot": [float(prob[slots == k].mean()) for k in range(slots.max() + 1)],
-        "_prob": prob,
+        "log_likelihood_per_outcome": float(log_lik.mean()),
+        "brier": float(squared.mean()),
+        "predicted_by_slot": _by_cell_and_slot(heldback, prob),
     }
+    return block, log_lik, squared
+
+
+def _by_cell_and_slot(
+    outcomes: Sequence[SlotOutcome], values: FloatArray
+) -> dict[str, list[float]]:
+    """Mean of ``values`` per slot, for each cell (keyed by :func:`cell_label`)."""
+    out = {}
+    for cell in sorted({o.cell for o in outcomes}):
+        rows = [i for i, o in enumerate(outcomes) if o.cell == cell]
+        slots = np.array([outcomes[i].slot for i in rows])
+        vals = values[rows]
+        out[cell_label(cell)] = [float(vals[slots == k].mean()) for k in range(cell[0])]
+    return out
 
 
 def _bootstrap(
@@ -137,32 +158,32 @@ def heldback_report(
         "uniform": (uniform, 0.0),
     }
     candidates.update({name: (p, None) for name, p in (others or {}).items()})
-    scores = {name: _score(p, train, heldback, slope) for name, (p, slope) in candidates.items()}
+    scored = {name: _score(p, train, heldback, slope) for name, (p, slope) in candidates.items()}
     y = outcome_values(heldback, "correct")
-    items = np.array([o.item_id for o in heldback], dtype=np.int64)
-    p_fit, p_tab = scores["fitted"].pop("_prob"), scores["slot table (stretched)"].pop("_prob")
-    for block in scores.values():
-        block.pop("_prob", None)
-    ll_diff = bernoulli_log_likelihood(np.log(p_fit / (1 - p_fit)), y) - bernoulli_log_likelihood(
-        np.log(p_tab / (1 - p_tab)), y
-    )
-    brier_diff = (p_fit - y) ** 2 - (p_tab - y) ** 2
-    slots = np.array([o.slot for o in heldback])
+    # An item is one (cell, item id): cells reuse ids for different items.
+    keys = sorted({(o.cell, o.item_id) for o in heldback})
+    items = np.array([keys.index((o.cell, o.item_id)) for o in heldback], dtype=np.int64)
+    _, fit_ll, fit_sq = scored["fitted"]
+    differences = {}
+    for name, (_, log_lik, squared) in scored.items():
+        if name != "fitted":
+            differences[name] = {
+                "log_likelihood_per_outcome": float((fit_ll - log_lik).mean()),
+                "log_likelihood_ci95": list(_bootstrap(items, fit_ll - log_lik)),
+                "brier": float((fit_sq - squared).mean()),
+                "brier_ci95": list(_bootstrap(items, fit_sq - squared)),
+            }
     return {
         "protocol": "see bookend.validate.holdout",
         "train_cells": sorted({cell_label(o.cell) for o in train}),
         "heldback_cells": sorted({cell_label(o.cell) for o in heldback}),
+        "n_train_outcomes": len(train),
         "n_heldback_outcomes": len(heldback),
         "n_heldback_items": int(np.unique(items).size),
         "table": {"label": table.label, "floored_label": floored.label},
-        "observed_by_slot": [float(y[slots == k].mean()) for k in range(slots.max() + 1)],
-        "profiles": scores,
-        "fitted_minus_table": {
-            "log_likelihood_per_outcome": float(ll_diff.mean()),
-            "log_likelihood_ci95": list(_bootstrap(items, ll_diff)),
-            "brier": float(brier_diff.mean()),
-            "brier_ci95": list(_bootstrap(items, brier_diff)),
-        },
+        "observed_by_slot": _by_cell_and_slot(heldback, y),
+        "profiles": {name: block for name, (block, _, _) in scored.items()},
+        "fitted_minus": differences,
     }
 
 
@@ -171,18 +192,20 @@ def heldback_summary(report: Mapping[str, Any]) -> str:
     lines = [
         f"held back {', '.join(report['heldback_cells'])} "
         f"({report['n_heldback_outcomes']} outcomes, {report['n_heldback_items']} items); "
-        f"fitted on {', '.join(report['train_cells'])}"
+        f"fitted on {', '.join(report['train_cells'])}",
+        "  held-back log-lik/outcome, Brier, slope; fitted minus this profile [95% CI]",
     ]
     for name, s in report["profiles"].items():
-        lines.append(
-            f"  {name:<28} log-lik/outcome {s['log_likelihood_per_outcome']:.4f}  "
-            f"Brier {s['brier']:.4f}  slope {s['slope']:.3g}"
+        line = (
+            f"  {name}: {s['log_likelihood_per_outcome']:.4f}, {s['brier']:.4f}, {s['slope']:.3g}"
         )
-    d = report["fitted_minus_table"]
-    lo, hi = d["log_likelihood_ci95"]
-    blo, bhi = d["brier_ci95"]
-    lines.append(
-        f"  fitted - table: log-lik/outcome {d['log_likelihood_per_outcome']:+.4f} "
-        f"[{lo:+.4f}, {hi:+.4f}], Brier {d['brier']:+.4f} [{blo:+.4f}, {bhi:+.4f}]"
-    )
+        if name in report["fitted_minus"]:
+            d = report["fitted_minus"][name]
+            lo, hi = d["log_likelihood_ci95"]
+            blo, bhi = d["brier_ci95"]
+            line += (
+                f"; log-lik {d['log_likelihood_per_outcome']:+.4f} [{lo:+.4f}, {hi:+.4f}], "
+                f"Brier {d['brier']:+.4f} [{blo:+.4f}, {bhi:+.4f}]"
+            )
+        lines.append(line)
     return "\n".join(lines)

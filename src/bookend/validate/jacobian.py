@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 import torch
 
+from bookend.arrays import FloatArray
 from bookend.validate.attn_share import AttentionShareRecorder
 
 __all__ = [
@@ -28,8 +28,6 @@ __all__ = [
     "hutchinson_sq_norms",
     "measure_influence",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def hutchinson_sq_norms(

@@ -1,4 +1,5 @@
-"""PNG figures: measured profile against the theory, and slot curves of the probe."""
+"""PNG figures: measured profile against the theory, slot curves of the probe, and the
+held-back predictions of fitted profiles."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from bookend.theory import dead_zone
 from bookend.validate.fit import theory_bins
 
-__all__ = ["plot_profile", "plot_slots"]
+__all__ = ["plot_heldback", "plot_profile", "plot_slots"]
 
 
 def _pyplot() -> Any:
@@ -87,6 +88,48 @@ def plot_slots(slots: dict[str, Any], path: str | Path, *, title: str) -> Path:
     right.errorbar(k, logp, yerr=[logp - lci[:, 0], lci[:, 1] - logp], marker="o", capsize=3)
     right.set_xlabel("slot of the gold document")
     right.set_ylabel("mean log P(gold answer)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def plot_heldback(
+    report: dict[str, Any], path: str | Path, *, title: str, skip: tuple[str, ...] = ()
+) -> Path:
+    """Observed accuracy by slot in each held-back cell (95% Wilson intervals) against every
+    candidate's prediction (``bookend.validate.holdout``), one panel per cell; candidates named
+    in ``skip`` are left out."""
+    from bookend.validate.calibrate import wilson_interval
+
+    plt = _pyplot()
+    cells = list(report["observed_by_slot"])
+    fig, axes = plt.subplots(1, len(cells), figsize=(5.2 * len(cells), 3.9), dpi=120, squeeze=False)
+    n_items = report["n_heldback_items"] // len(cells)
+    for ax, cell in zip(axes[0], cells, strict=True):
+        observed = np.asarray(report["observed_by_slot"][cell])
+        k = np.arange(1, observed.size + 1)
+        ci = np.array([wilson_interval(round(a * n_items), n_items) for a in observed])
+        ax.errorbar(
+            k,
+            observed,
+            yerr=np.clip([observed - ci[:, 0], ci[:, 1] - observed], 0.0, None),  # rounding
+            fmt="ko",
+            capsize=3,
+            label=f"observed ({n_items} items)",
+        )
+        for name, block in report["profiles"].items():
+            if name not in skip:
+                ls = "-" if name == "fitted" else "--"
+                label = Path(name).stem if name.endswith(".json") else name
+                ax.plot(k, block["predicted_by_slot"][cell], ls=ls, marker=".", label=label)
+        ax.set_title(cell, fontsize=9)
+        ax.set_xlabel("slot of the gold document")
+        ax.set_ylabel("accuracy")
+        ax.set_ylim(0.0, 1.05)
+    axes[0][0].legend(fontsize=7, loc="lower left")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     out = Path(path)

@@ -2,94 +2,72 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from numbers import Real
-from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from bookend import (
-    DEFAULT_MODEL,
-    PLACEMENT_OPTIONS,
-    Bookend,
-    InfluenceProfile,
-    ModelSpec,
+    SLOT_KEY,
+    WEIGHT_KEY,
+    AdapterConfig,
     Placement,
-    Strategy,
+    first_slot_annotations,
 )
-from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
-#: Metadata key for the prompt slot (0 first), written only with ``annotate=True``.
-SLOT_KEY = "bookend_slot"
-#: Metadata key for the slot's influence weight (1.0 = uniform share), with ``annotate=True``.
-WEIGHT_KEY = "bookend_weight"
+#: What :meth:`BookendReorder.invoke` takes: the documents, or a mapping with them and the question.
+ReorderInput = Sequence[Document] | Mapping[str, Any]
 
 
 class BookendReorder(
-    RunnableSerializable[Sequence[Document], list[Document]],
+    RunnableSerializable[ReorderInput, list[Document]],
     BaseDocumentCompressor,
     BaseDocumentTransformer,
+    AdapterConfig,
 ):
     """Put retrieved documents in the order the model reads best.
 
     One object, three ways in:
 
-    * LCEL: ``retriever | BookendReorder(model="llama-3.1-8b") | format_docs``
-      (``invoke``, ``ainvoke``, ``batch``, ``abatch``, callbacks and tracing);
+    * LCEL: ``retriever | BookendReorder(model="llama-3.1-8b") | format_docs``, or
+      ``{"documents": retriever, "question": RunnablePassthrough()} | BookendReorder()`` to pass
+      the question too (``invoke``, ``ainvoke``, ``batch``, ``abatch``, callbacks and tracing);
     * document compressor: ``ContextualCompressionRetriever(base_compressor=BookendReorder(),
-      base_retriever=...)`` or a step of ``DocumentCompressorPipeline`` (the query is not needed);
+      base_retriever=...)`` or a step of ``DocumentCompressorPipeline`` (it receives the query);
     * document transformer: ``transform_documents`` / ``atransform_documents``.
+
+    The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
+    ``strategy``, ``distance``, ``top_k``, ``budget``, ``repeat_top``, ``prefix_tokens``,
+    ``suffix_tokens``, ``count_question``, ``lengths``, ``tokenizer``, ``exact_max_k``), checked
+    at construction; unknown settings raise. Each call places with the settings as they are
+    then, so ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question
+    the call receives is counted after the documents. A ``ModelSpec`` or profile object given as
+    ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
+    ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
+    callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
+    local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
+    are those of :class:`bookend.AdapterConfig`.
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata. If every
     document has one, the scores decide (``distance=True`` when lower is better); if any document
-    lacks one, the input order is the relevance order (retrievers return best first). The same
-    ``Document`` objects come back, metadata untouched unless ``annotate=True``, which writes
-    ``bookend_slot`` and ``bookend_weight``. Nothing is dropped unless ``budget`` is set.
-
-    The placement settings (``model``, ``strategy``, ``weight_rule``, ``distance``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``token_counter``, ``exact_max_k``) are
-    those of
-    :class:`bookend.Bookend` and are checked at construction: bad values raise ``ValueError``.
-    Token lengths are counted on ``page_content``.
+    lacks one, the input order is the relevance order (retrievers return best first). Token
+    lengths are counted on ``page_content``. The same ``Document`` objects come back and they are
+    not modified, unless ``annotate=True``, which writes ``bookend_slot`` and ``bookend_weight``
+    into their metadata. Nothing is dropped unless ``top_k`` or ``budget`` is set.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="forbid")
 
-    model: str | Path | ModelSpec | InfluenceProfile = DEFAULT_MODEL
-    """A preset name, published curve, profile path, ``ModelSpec`` or influence profile."""
-    strategy: Strategy = "bookend"
-    """``"bookend"`` (optimal for the model), ``"alternate"`` or ``"relevance"``."""
-    weight_rule: WeightRule = DEFAULT_WEIGHT_RULE
-    """How span influence becomes a document's weight (``bookend.weighing``); ``"slot"`` is
-    rank-only placement."""
-    score_key: tuple[str, ...] = ("relevance_score", "score")
-    """Metadata key(s) holding a document's score; the first present wins."""
-    distance: bool = False
-    """Scores are distances: lower is better."""
-    budget: int | None = None
-    """Keep only the most relevant documents whose tokens fit; the rest are dropped."""
-    repeat_top: bool = False
-    """Put the most relevant document at both ends (the same object appears twice)."""
-    prefix_tokens: int = 0
-    """Tokens of prompt before the documents (see ``bookend.Layout``)."""
-    suffix_tokens: int = 0
-    """Tokens of prompt after the documents (see ``bookend.Layout``)."""
-    token_counter: Any = Field(default=None, exclude=True)
-    """``None`` (about four characters a token), a callable ``str -> int`` or a tokenizer."""
-    source_key: str | None = None
-    """Metadata key of a source: documents sharing a value keep their input order."""
-    exact_max_k: int = 12
-    """Largest number of documents placed by the exact dynamic programme."""
-    annotate: bool = False
-    """Write ``bookend_slot`` and ``bookend_weight`` into each returned document's metadata."""
-
-    _placer: Bookend[Document] = PrivateAttr()
+    score_key: tuple[str, ...] = Field(
+        default=("relevance_score", "score"),
+        description="Metadata key(s) holding a document's score; the first present wins.",
+    )
 
     @field_validator("score_key", mode="before")
     @classmethod
@@ -100,78 +78,123 @@ class BookendReorder(
             raise ValueError(f"score_key must be a non-empty key or keys, got score_key={value!r}")
         return keys
 
-    def model_post_init(self, context: Any, /) -> None:
-        """Build (and so validate) the placer once."""
-        source_key = self.source_key
-        self._placer = Bookend(
-            self.model,
-            **{name: getattr(self, name) for name in PLACEMENT_OPTIONS},
-            text=_page_content,
-            source=None if source_key is None else lambda d: d.metadata.get(source_key),
-        )
+    @staticmethod
+    def item_text(item: Document) -> str:
+        """A document's ``page_content``."""
+        return item.page_content
+
+    @staticmethod
+    def item_source(item: Document, key: str) -> Any:
+        """A document's ``metadata[key]``."""
+        return item.metadata.get(key)
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        """``dumpd`` / ``loads`` round-trip the reorderer (the token counter aside)."""
+        return True
+
+    @classmethod
+    def get_lc_namespace(cls) -> list[str]:
+        """``["langchain_bookend"]``: pass it to ``loads(..., valid_namespaces=...)``."""
+        return ["langchain_bookend"]
 
     def scores(self, documents: Sequence[Document]) -> list[float | None]:
         """Each document's score from its metadata (``None`` where it has none)."""
         return [_first_score(doc.metadata, self.score_key) for doc in documents]
 
-    def place(self, documents: Sequence[Document]) -> Placement[Document]:
+    def place(
+        self, documents: Sequence[Document], question: str | None = None
+    ) -> Placement[Document]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``documents``."""
-        docs = list(documents)
-        return self._placer.place(docs, self.scores(docs))
+        docs = _documents(documents)
+        return self.placer(question).place(docs, self.scores(docs))
+
+    def _reorder(self, documents: Sequence[Document], question: str | None) -> list[Document]:
+        placement = self.place(documents, question)
+        if self.annotate:
+            for doc, annotation in first_slot_annotations(placement):
+                doc.metadata.update(annotation)
+        return placement.items
 
     def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> list[Document]:
         """Reorder ``documents``; the same objects come back (extra keyword arguments ignored)."""
-        placement = self.place(documents)
-        if self.annotate:
-            _annotate(placement)
-        return placement.items
+        return self._reorder(documents, None)
 
     async def atransform_documents(
         self, documents: Sequence[Document], **kwargs: Any
     ) -> list[Document]:
         """Async :meth:`transform_documents`: runs inline, the placement is short CPU work."""
-        return self.transform_documents(documents, **kwargs)
+        return self._reorder(documents, None)
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> list[Document]:
-        """Reorder ``documents`` (the query is not needed: the retriever scored them)."""
-        return self.transform_documents(documents)
+        """Reorder ``documents`` (``query`` is counted after them with ``count_question``)."""
+        return self._reorder(documents, query)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> list[Document]:
         """Async :meth:`compress_documents`."""
-        return self.transform_documents(documents)
+        return self._reorder(documents, query)
+
+    def _invoke(self, input: ReorderInput) -> list[Document]:
+        if isinstance(input, Mapping):
+            if "documents" not in input:
+                raise ValueError(
+                    "a mapping input needs 'documents' (and optionally 'question' or 'query'), "
+                    f"got keys {sorted(input)}"
+                )
+            question = input.get("question", input.get("query"))
+            if question is not None and not isinstance(question, str):
+                raise ValueError(f"question must be a string, got question={question!r}")
+            return self._reorder(input["documents"], question)
+        return self._reorder(input, None)
 
     def invoke(
-        self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
+        self, input: ReorderInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
-        """Reorder the documents a retriever returned, with LangChain callbacks and tracing."""
-        return self._call_with_config(self.transform_documents, input, config)
+        """Reorder the documents a retriever returned, with LangChain callbacks and tracing.
+
+        ``input`` is the documents, or ``{"documents": [...], "question": "..."}``.
+        """
+        return self._call_with_config(self._invoke, input, config)
 
     async def ainvoke(
-        self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
+        self, input: ReorderInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[Document]:
-        """Async :meth:`invoke`."""
-        return await self._acall_with_config(self.atransform_documents, input, config)
+        """Async :meth:`invoke` (runs inline: the placement is short CPU work)."""
+        return await self._acall_with_config(self._ainvoke, input, config)
+
+    async def _ainvoke(self, input: ReorderInput) -> list[Document]:
+        return self._invoke(input)
 
 
-def _page_content(document: Document) -> str:
-    return document.page_content
+def _documents(documents: Sequence[Document]) -> list[Document]:
+    docs = list(documents)
+    if all(type(doc) is Document for doc in docs):  # the common case, without the ABC check
+        return docs
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, Document):
+            hint = (
+                ": (document, score) pairs, as similarity_search_with_score returns, go in as "
+                "Document(..., metadata={'score': score})"
+                if isinstance(doc, tuple)
+                else ""
+            )
+            raise ValueError(
+                f"documents must be LangChain Document objects, got documents[{i}] of type "
+                f"{type(doc).__name__}{hint}"
+            )
+    return docs
 
 
 def _first_score(metadata: dict[str, Any], keys: tuple[str, ...]) -> float | None:
     for key in keys:
         value = metadata.get(key)
+        if type(value) is float or type(value) is int:  # the common case, without the ABC check
+            return float(value)
         # bool is a Real; a flag is not a score.
         if isinstance(value, Real) and not isinstance(value, bool):
             return float(value)
     return None
-
-
-def _annotate(placement: Placement[Document]) -> None:
-    # reversed: a document repeated by repeat_top keeps the values of its first slot.
-    for slot, doc in zip(reversed(placement.slots), reversed(placement.items), strict=True):
-        doc.metadata[SLOT_KEY] = slot.slot
-        doc.metadata[WEIGHT_KEY] = slot.weight

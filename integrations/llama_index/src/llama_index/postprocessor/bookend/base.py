@@ -2,111 +2,121 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+import llama_index.core
+from llama_index.core.bridge.pydantic import ConfigDict
+from llama_index.core.callbacks import CBEventType, EventPayload
+from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
+from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from bookend import (
-    DEFAULT_MODEL,
-    PLACEMENT_OPTIONS,
-    Bookend,
-    InfluenceProfile,
-    ModelSpec,
-    Placement,
-    Strategy,
-)
-from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
+from bookend import SLOT_KEY, WEIGHT_KEY, AdapterConfig, Placement, first_slot_annotations
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 
-#: Metadata key for the prompt slot (0 first), written only with ``annotate=True``.
-SLOT_KEY = "bookend_slot"
-#: Metadata key for the slot's influence weight (1.0 = uniform share), with ``annotate=True``.
-WEIGHT_KEY = "bookend_weight"
+dispatcher = get_dispatcher(__name__)
 
 
-class BookendNodePostprocessor(BaseNodePostprocessor):
+class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     """Put retrieved nodes in the order the model reads best.
 
     Use it last among the postprocessors, after any reranker:
     ``index.as_query_engine(node_postprocessors=[BookendNodePostprocessor()])``; chat engines take
     ``node_postprocessors`` the same way. Sync and async calls run the same code (the async path
-    does not hop to a thread: the placement is short CPU work).
+    does not hop to a thread: the placement is short CPU work). Each call emits LlamaIndex's
+    ``ReRankStartEvent`` / ``ReRankEndEvent`` and a ``RERANKING`` callback event.
+
+    The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
+    ``strategy``, ``distance``, ``top_k``, ``budget``, ``repeat_top``, ``prefix_tokens``,
+    ``suffix_tokens``, ``count_question``, ``lengths``, ``tokenizer``, ``exact_max_k``), checked
+    at construction and on assignment; unknown settings raise. Each call places with the settings
+    as they are then; with ``count_question=True`` the query it receives is counted after the
+    nodes. A ``ModelSpec`` or profile object given as ``model`` is stored in its JSON form, so
+    ``to_dict`` / ``from_dict`` / ``to_json`` round-trip (a callable ``token_counter`` is not
+    serialised; ``tokenizer`` is). ``source_key``, ``token_counter`` and ``annotate`` are those of
+    :class:`bookend.AdapterConfig`.
 
     Relevance comes from ``NodeWithScore.score``: higher is better, or lower with
     ``distance=True`` (vector stores that return distances). If any node's score is ``None``, the
     input order is the relevance order for all nodes (retrievers return best first), so a missing
     score never puts the best node in the middle. Lengths are token counts of
-    ``node.get_content(metadata_mode=MetadataMode.LLM)``, the text the LLM sees.
+    ``node.get_content(metadata_mode=MetadataMode.LLM)``, the text the LLM sees, counted with
+    ``token_counter``, else ``tokenizer``, else LlamaIndex's tokenizer (``Settings.tokenizer``)
+    once one is set or LlamaIndex has loaded its default (query engines do so when built), else
+    about four characters a token.
 
-    The same ``NodeWithScore`` objects come back; nothing is dropped unless ``budget`` is set.
-    ``annotate=True`` writes ``bookend_slot`` and ``bookend_weight`` into each node's metadata and
-    hides them from the LLM and the embedder. The placement settings are those of
-    :class:`bookend.Bookend` and are checked at construction: bad values raise ``ValueError``.
+    The same ``NodeWithScore`` objects come back, unmodified; nothing is dropped unless ``top_k``
+    or ``budget`` is set. ``annotate=True`` writes ``bookend_slot`` and ``bookend_weight`` into
+    each node's metadata (modifying the caller's nodes) and hides them from the LLM and the
+    embedder.
     """
 
-    model: str | Path | ModelSpec | InfluenceProfile = Field(
-        default=DEFAULT_MODEL,
-        description="Preset name, published curve, profile path, ModelSpec or influence profile.",
-    )
-    strategy: Strategy = Field(
-        default="bookend", description="'bookend' (optimal), 'alternate' or 'relevance'."
-    )
-    weight_rule: WeightRule = Field(
-        default=DEFAULT_WEIGHT_RULE,
-        description="How span influence becomes a node's weight; 'slot' is rank-only.",
-    )
-    distance: bool = Field(default=False, description="Scores are distances: lower is better.")
-    budget: int | None = Field(
-        default=None, description="Keep only the most relevant nodes whose tokens fit."
-    )
-    repeat_top: bool = Field(default=False, description="Put the top node at both ends.")
-    prefix_tokens: int = Field(default=0, description="Prompt tokens before the nodes.")
-    suffix_tokens: int = Field(default=0, description="Prompt tokens after the nodes.")
-    token_counter: Any = Field(
-        default=None,
-        exclude=True,
-        description="None (about four characters a token), a callable str -> int or a tokenizer.",
-    )
-    source_key: str | None = Field(
-        default=None, description="Metadata key of a source: nodes sharing it keep input order."
-    )
-    exact_max_k: int = Field(default=12, description="Largest K placed by the exact programme.")
-    annotate: bool = Field(
-        default=False, description="Write bookend_slot and bookend_weight into node metadata."
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True, frozen=False, extra="forbid", validate_assignment=True
     )
 
-    _placer: Bookend[NodeWithScore] = PrivateAttr()
+    @staticmethod
+    def item_text(item: NodeWithScore) -> str:
+        """The node's content with the metadata the LLM sees."""
+        return item.node.get_content(metadata_mode=MetadataMode.LLM)
 
-    def model_post_init(self, context: Any, /) -> None:
-        """Build (and so validate) the placer once."""
-        source_key = self.source_key
-        self._placer = Bookend(
-            self.model,
-            **{name: getattr(self, name) for name in PLACEMENT_OPTIONS},
-            text=_llm_text,
-            source=None if source_key is None else lambda n: n.node.metadata.get(source_key),
-        )
+    @staticmethod
+    def item_source(item: NodeWithScore, key: str) -> Any:
+        """The node's ``metadata[key]``."""
+        return item.node.metadata.get(key)
 
     @classmethod
     def class_name(cls) -> str:
         """The name LlamaIndex serialises the component under."""
         return "BookendNodePostprocessor"
 
-    def place(self, nodes: list[NodeWithScore]) -> Placement[NodeWithScore]:
+    def current_token_counter(self) -> Any:
+        """``token_counter``; without it and without ``tokenizer``, LlamaIndex's tokenizer
+        (``Settings.tokenizer``) when one is loaded."""
+        if self.token_counter is not None or self.tokenizer is not None:
+            return self.token_counter
+        # Settings.tokenizer sets this global; reading the property would load a default one.
+        tokenize: Callable[[str], list[Any]] | None = llama_index.core.global_tokenizer
+        return None if tokenize is None else _TokenCount(tokenize)
+
+    def place(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> Placement[NodeWithScore]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``nodes``."""
+        _check_nodes(nodes)
+        query = None if query_bundle is None else query_bundle.query_str
         # A None score makes bookend fall back to input order for all nodes.
-        return self._placer.place(nodes, [n.score for n in nodes])
+        return self.placer(query).place(nodes, [n.score for n in nodes])
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        placement = self.place(nodes)
-        if self.annotate:
-            _annotate(placement)
+        _check_nodes(nodes)
+        dispatcher.event(
+            ReRankStartEvent(
+                query=query_bundle,
+                nodes=nodes,
+                top_n=self.top_k or len(nodes),
+                model_name="bookend",
+            )
+        )
+        with self.callback_manager.event(
+            CBEventType.RERANKING,
+            payload={
+                EventPayload.NODES: nodes,
+                EventPayload.MODEL_NAME: "bookend",
+                EventPayload.QUERY_STR: None if query_bundle is None else query_bundle.query_str,
+                EventPayload.TOP_K: self.top_k,
+            },
+        ) as event:
+            placement = self.place(nodes, query_bundle)
+            if self.annotate:
+                _annotate(placement)
+            event.on_end(payload={EventPayload.NODES: placement.items})
+        dispatcher.event(ReRankEndEvent(nodes=placement.items))
         return placement.items
 
     async def _apostprocess_nodes(
@@ -115,15 +125,37 @@ class BookendNodePostprocessor(BaseNodePostprocessor):
         return self._postprocess_nodes(nodes, query_bundle)
 
 
-def _llm_text(node: NodeWithScore) -> str:
-    return node.node.get_content(metadata_mode=MetadataMode.LLM)
+class _TokenCount:
+    """``len(tokenize(text))`` for a LlamaIndex tokenizer; compared by the tokenizer, so a
+    placer is rebuilt only when ``Settings.tokenizer`` changes."""
+
+    def __init__(self, tokenize: Callable[[str], list[Any]]) -> None:
+        self.tokenize = tokenize
+
+    def __call__(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _TokenCount) and other.tokenize is self.tokenize
+
+    def __hash__(self) -> int:
+        return id(self.tokenize)
+
+
+def _check_nodes(nodes: list[NodeWithScore]) -> None:
+    if all(type(node) is NodeWithScore for node in nodes):  # the common case, fast
+        return
+    for i, node in enumerate(nodes):
+        if not isinstance(node, NodeWithScore):
+            raise ValueError(
+                f"nodes must be NodeWithScore objects, got nodes[{i}] of type "
+                f"{type(node).__name__}: wrap it as NodeWithScore(node=..., score=...)"
+            )
 
 
 def _annotate(placement: Placement[NodeWithScore]) -> None:
-    # reversed: a node repeated by repeat_top keeps the values of its first slot.
-    for slot, scored in zip(reversed(placement.slots), reversed(placement.items), strict=True):
+    for scored, annotation in first_slot_annotations(placement):
         node = scored.node
-        node.metadata[SLOT_KEY] = slot.slot
-        node.metadata[WEIGHT_KEY] = slot.weight
+        node.metadata.update(annotation)
         for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
-            excluded.extend(k for k in (SLOT_KEY, WEIGHT_KEY) if k not in excluded)
+            excluded.extend(k for k in annotation if k not in excluded)

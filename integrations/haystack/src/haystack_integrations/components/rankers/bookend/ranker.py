@@ -3,33 +3,44 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from bookend import DEFAULT_MODEL, Bookend, Placement, Strategy, relevance_from_scores
-from bookend.placement import rank_order
-from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
+from bookend import (
+    DEFAULT_MODEL,
+    DEFAULT_WEIGHT_RULE,
+    PLACEMENT_OPTIONS,
+    SLOT_KEY,
+    WEIGHT_KEY,
+    Bookend,
+    LengthsMode,
+    ModelLike,
+    Placement,
+    PlacementConfig,
+    PlacerCache,
+    Strategy,
+    WeightRule,
+    relevance_from_scores,
+    slot_annotations,
+)
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
-
-#: ``Document.meta`` key for the prompt slot (0 first), written only with ``annotate=True``.
-SLOT_KEY = "bookend_slot"
-#: ``Document.meta`` key for the slot's influence weight (1.0 = uniform share), with ``annotate``.
-WEIGHT_KEY = "bookend_weight"
 
 
 @component
 class BookendRanker:
     """Lay documents out in the prompt so the model reads the most relevant ones best.
 
-    A drop-in for ``LostInTheMiddleRanker``: the same ``run(documents, top_k=...)`` contract and
-    output, the same deduplication by document id (keeping the best score) and the same error for
-    documents without text. It differs where that ranker is blind: the order comes from the
-    model's influence profile (``model``), relevance from ``Document.score`` when every document
-    has one (else the input order, as ``LostInTheMiddleRanker`` assumes), and the budget counts
-    tokens, not words.
+    A drop-in for ``LostInTheMiddleRanker``: the same ``run(documents, top_k=...,
+    word_count_threshold=...)`` contract and output, the same deduplication by document id
+    (keeping the best score) and the same error for documents without text; with
+    ``strategy="alternate"`` the output is exactly that ranker's, for any input. It differs where
+    that ranker is blind: the order comes from the model's influence profile (``model``),
+    relevance from ``Document.score`` when every document has one (else the input order, as
+    ``LostInTheMiddleRanker`` assumes), the budget counts tokens, not words, and with
+    ``count_question=True`` the question passed as ``run(query=...)`` is counted after the
+    documents.
 
     Usage:
         ```python
@@ -38,24 +49,41 @@ class BookendRanker:
         pipeline.connect("ranker.documents", "prompt_builder.documents")
         ```
 
+    The placement settings are those of :class:`bookend.PlacementConfig`, checked at
+    construction; a setting changed on the component afterwards is used by the next ``run``.
+    The profile file (``model`` given as a path) and the ``tokenizer`` are loaded in
+    ``warm_up()`` (or the first ``run``). Everything serialises with ``to_dict`` / ``from_dict``
+    and pipeline YAML: a ``ModelSpec`` or profile object given as ``model`` is stored in its JSON
+    form.
+
     Args:
-        top_k: keep at most this many documents, the most relevant first (``None`` keeps all).
-        budget: keep only the most relevant documents whose tokens fit (the token-aware
-            counterpart of ``word_count_threshold``); ``None`` keeps all.
-        model: a preset name (``"llama-3.1-8b"``), a published curve (``"liu2023:gpt-3.5-turbo"``)
-            or the path of a profile JSON file.
+        top_k: keep at most this many documents, the most relevant (``None`` keeps all).
+        budget: keep only the most relevant documents whose tokens fit (``None`` keeps all).
+        word_count_threshold: as in ``LostInTheMiddleRanker``: keep the most relevant documents
+            until their words reach this many (the one that reaches it included).
+        model: a preset name or Hugging Face id, a published curve (``"liu2023:gpt-3.5-turbo"``),
+            a profile JSON path, a ``ModelSpec`` or ``{"depth", "attn_share"}`` spec, or a
+            profile object.
         strategy: ``"bookend"`` (optimal for the model), ``"alternate"`` (what
-            ``LostInTheMiddleRanker`` does) or ``"relevance"``.
+            ``LostInTheMiddleRanker`` does: input order is the relevance order) or
+            ``"relevance"``.
         weight_rule: how span influence becomes a document's weight (``bookend.weighing``);
             ``"slot"`` is rank-only placement.
         distance: scores are distances (lower is better).
-        repeat_top: put the most relevant document at both ends (the same object twice).
+        repeat_top: put the most relevant document at both ends (annotated copies, or the same
+            object twice).
         prefix_tokens: prompt tokens before the documents (see ``bookend.Layout``).
-        suffix_tokens: prompt tokens after the documents (see ``bookend.Layout``).
+        suffix_tokens: prompt tokens after the documents (besides the query with
+            ``count_question``).
+        count_question: add the tokens of ``run(query=...)`` to ``suffix_tokens`` on each call
+            (the whole-prompt view); off by default (the bookend view).
+        lengths: ``"tokens"`` or ``"equal"`` (rank-only placement).
+        tokenizer: a tiktoken encoding name or a local Hugging Face tokenizer path; ``None``
+            counts about four characters a token.
         source_key: ``meta`` key of a source; documents sharing a value keep their input order.
         exact_max_k: largest number of documents placed by the exact dynamic programme.
         annotate: return copies of the documents with ``bookend_slot`` and ``bookend_weight``
-            added to ``meta`` (Haystack components do not mutate their inputs).
+            added to ``meta``; without it the same objects come back, unmodified.
 
     Raises:
         ValueError: a bad parameter, named in the message.
@@ -66,63 +94,61 @@ class BookendRanker:
         *,
         top_k: int | None = None,
         budget: int | None = None,
-        model: str | Path = DEFAULT_MODEL,
+        word_count_threshold: int | None = None,
+        model: ModelLike = DEFAULT_MODEL,
         strategy: Strategy = "bookend",
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
         suffix_tokens: int = 0,
+        count_question: bool = False,
+        lengths: LengthsMode = "tokens",
+        tokenizer: str | None = None,
         source_key: str | None = None,
         exact_max_k: int = 12,
         annotate: bool = False,
     ) -> None:
-        _check_top_k(top_k)
-        self.top_k = top_k
-        self.budget = budget
-        self.model = str(model)
-        self.strategy: Strategy = strategy
-        self.weight_rule: WeightRule = weight_rule
-        self.distance = distance
-        self.repeat_top = repeat_top
-        self.prefix_tokens = prefix_tokens
-        self.suffix_tokens = suffix_tokens
+        _check_word_count(word_count_threshold)
+        given = locals()  # the parameters, of which the placement settings are checked here
+        config = PlacementConfig.from_settings(**{name: given[name] for name in PLACEMENT_OPTIONS})
+        # Plain attributes, read on every run: a setting changed later is used by the next run.
+        self.model = config.model
+        self.strategy: Strategy = config.strategy
+        self.weight_rule: WeightRule = config.weight_rule
+        self.distance = config.distance
+        self.top_k = config.top_k
+        self.budget = config.budget
+        self.repeat_top = config.repeat_top
+        self.prefix_tokens = config.prefix_tokens
+        self.suffix_tokens = config.suffix_tokens
+        self.count_question = config.count_question
+        self.lengths: LengthsMode = config.lengths
+        self.tokenizer = config.tokenizer
+        self.exact_max_k = config.exact_max_k
+        self.word_count_threshold = word_count_threshold
         self.source_key = source_key
-        self.exact_max_k = exact_max_k
         self.annotate = annotate
-        self._placer = self._make_placer(budget)
+        self._placers: PlacerCache[Document] = PlacerCache(_content, _meta_value)
 
-    def _make_placer(self, budget: int | None) -> Bookend[Document]:
-        source_key = self.source_key
-        return Bookend(
-            self.model,
-            strategy=self.strategy,
-            weight_rule=self.weight_rule,
-            distance=self.distance,
-            budget=budget,
-            repeat_top=self.repeat_top,
-            prefix_tokens=self.prefix_tokens,
-            suffix_tokens=self.suffix_tokens,
-            text=_content,
-            source=None if source_key is None else lambda d: d.meta.get(source_key),
-            exact_max_k=self.exact_max_k,
-        )
+    def _settings(self, **overrides: Any) -> dict[str, Any]:
+        settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
+        settings.update((k, v) for k, v in overrides.items() if v is not None)
+        return settings
+
+    def warm_up(self) -> None:
+        """Read the profile file and load the tokenizer, once (a changed setting reloads)."""
+        self._placers.placer(self._settings(), source_key=self.source_key)
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``)."""
+        """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``): the current settings,
+        checked, with a profile object in its JSON form."""
+        config = PlacementConfig.from_settings(**self._settings())
         return default_to_dict(
             self,
-            top_k=self.top_k,
-            budget=self.budget,
-            model=self.model,
-            strategy=self.strategy,
-            weight_rule=self.weight_rule,
-            distance=self.distance,
-            repeat_top=self.repeat_top,
-            prefix_tokens=self.prefix_tokens,
-            suffix_tokens=self.suffix_tokens,
+            **config.model_dump(),
+            word_count_threshold=self.word_count_threshold,
             source_key=self.source_key,
-            exact_max_k=self.exact_max_k,
             annotate=self.annotate,
         )
 
@@ -131,56 +157,105 @@ class BookendRanker:
         """Rebuild the component from :meth:`to_dict` output."""
         return default_from_dict(cls, data)
 
+    def placer(
+        self, top_k: int | None = None, budget: int | None = None, query: str | None = None
+    ) -> Bookend[Document]:
+        """The :class:`bookend.Bookend` for the current settings and this call's overrides."""
+        placer = self._placers.placer(
+            self._settings(top_k=top_k, budget=budget), source_key=self.source_key
+        )
+        return placer.with_question(query)
+
     def place(
-        self, documents: list[Document], top_k: int | None = None, budget: int | None = None
+        self,
+        documents: list[Document],
+        top_k: int | None = None,
+        budget: int | None = None,
+        query: str | None = None,
+        word_count_threshold: int | None = None,
     ) -> Placement[Document]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) that :meth:`run`
-        uses, over the deduplicated and ``top_k``-cut documents (``Placement.items``)."""
-        _check_top_k(top_k)
+        uses, over the deduplicated and cut documents (``Placement.items``)."""
+        _check_word_count(word_count_threshold)
         if any(doc.content is None for doc in documents):
             raise ValueError("Some provided documents are not textual; BookendRanker needs text.")
+        placer = self.placer(top_k, budget, query)
         docs = self._deduplicate(documents)
-        scores = [doc.score for doc in docs]  # a None score means input order for all
-        top_k = top_k or self.top_k
-        if top_k is not None and top_k < len(docs):
-            relevance = relevance_from_scores(scores, len(docs), distance=self.distance)
-            keep = sorted(rank_order(relevance)[:top_k].tolist())
-            docs = [docs[i] for i in keep]
-            scores = [scores[i] for i in keep]
-        placer = self._placer if budget is None else self._make_placer(budget)
+        # LostInTheMiddleRanker takes the input order as the relevance order; so does alternate.
+        scores = None if placer.strategy == "alternate" else [doc.score for doc in docs]
+        words = word_count_threshold or self.word_count_threshold
+        if words is not None:
+            docs, scores = self._within_words(docs, scores, placer.top_k, words)
         return placer.place(docs, scores)
 
     @component.output_types(documents=list[Document])
     def run(
-        self, documents: list[Document], top_k: int | None = None, budget: int | None = None
+        self,
+        documents: list[Document],
+        top_k: int | None = None,
+        budget: int | None = None,
+        query: str | None = None,
+        word_count_threshold: int | None = None,
     ) -> dict[str, list[Document]]:
         """Reorder ``documents`` for the prompt.
 
         Args:
             documents: the retrieved documents (textual).
-            top_k: overrides the constructor's ``top_k`` for this call.
-            budget: overrides the constructor's token ``budget`` for this call.
+            top_k: overrides the component's ``top_k`` for this call.
+            budget: overrides the component's token ``budget`` for this call.
+            query: the question placed after the documents; with ``count_question`` its
+                tokens are added to the prompt layout for this call.
+            word_count_threshold: overrides the component's ``word_count_threshold``.
 
         Returns:
             ``{"documents": [...]}``: the same ``Document`` objects in prompt order (annotated
             copies with ``annotate=True``).
 
         Raises:
-            ValueError: a document without text, or a bad ``top_k`` or ``budget``.
+            ValueError: a document without text, or a bad ``top_k``, ``budget`` or
+                ``word_count_threshold``.
         """
         if not documents:
             return {"documents": []}
-        placement = self.place(documents, top_k=top_k, budget=budget)
+        placement = self.place(documents, top_k, budget, query, word_count_threshold)
         if self.annotate:
-            return {"documents": _annotated(placement)}
+            annotations = slot_annotations(placement)
+            return {
+                "documents": [
+                    replace(doc, meta={**doc.meta, **annotation})
+                    for doc, annotation in zip(placement.items, annotations, strict=True)
+                ]
+            }
         return {"documents": placement.items}
 
     @component.output_types(documents=list[Document])
     async def run_async(
-        self, documents: list[Document], top_k: int | None = None, budget: int | None = None
+        self,
+        documents: list[Document],
+        top_k: int | None = None,
+        budget: int | None = None,
+        query: str | None = None,
+        word_count_threshold: int | None = None,
     ) -> dict[str, list[Document]]:
         """Async :meth:`run` (used by ``Pipeline.run_async``); runs inline, it is short CPU work."""
-        return self.run(documents, top_k=top_k, budget=budget)
+        return self.run(documents, top_k, budget, query, word_count_threshold)
+
+    def _within_words(
+        self, docs: list[Document], scores: list[float | None] | None, top_k: int | None, words: int
+    ) -> tuple[list[Document], list[float | None] | None]:
+        """The most relevant documents (at most ``top_k``) until their words reach ``words``,
+        the one that reaches it included, as ``LostInTheMiddleRanker`` counts them."""
+        relevance = relevance_from_scores(scores, len(docs), distance=self.distance).tolist()
+        ranked = sorted(range(len(docs)), key=lambda i: -relevance[i])[:top_k]
+        kept: list[int] = []
+        total = 0
+        for i in ranked:
+            kept.append(i)
+            total += len((docs[i].content or "").split())
+            if total >= words:
+                break
+        kept.sort()
+        return [docs[i] for i in kept], None if scores is None else [scores[i] for i in kept]
 
     def _deduplicate(self, documents: list[Document]) -> list[Document]:
         """One document per id, the most relevant one, at the first position of that id."""
@@ -199,18 +274,17 @@ class BookendRanker:
         return score < than if self.distance else score > than
 
 
-def _check_top_k(top_k: int | None) -> None:
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k must be a positive integer or None, got top_k={top_k!r}")
+def _check_word_count(words: int | None) -> None:
+    if words is not None and (isinstance(words, bool) or not isinstance(words, int) or words < 1):
+        raise ValueError(
+            f"word_count_threshold must be a positive integer or None, "
+            f"got word_count_threshold={words!r}"
+        )
 
 
 def _content(document: Document) -> str:
     return document.content or ""
 
 
-def _annotated(placement: Placement[Document]) -> list[Document]:
-    # Copies, as Haystack asks components not to mutate the documents they receive.
-    return [
-        replace(doc, meta={**doc.meta, SLOT_KEY: slot.slot, WEIGHT_KEY: slot.weight})
-        for slot, doc in zip(placement.slots, placement.items, strict=True)
-    ]
+def _meta_value(document: Document, key: str) -> Any:
+    return document.meta.get(key)

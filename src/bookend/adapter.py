@@ -1,0 +1,170 @@
+"""What the framework adapters share: a placer for their current settings, and the annotations
+they write on request (each chunk's prompt slot and influence weight).
+
+Adapters place with their settings as they are at each call (a changed setting is never ignored)
+and never touch the caller's objects unless annotations are asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Generic, TypeVar
+
+from pydantic import Field, PrivateAttr
+
+from bookend.config import PLACEMENT_OPTIONS, PlacementConfig, is_profile_path
+from bookend.reorder import Bookend
+from bookend.result import Placement
+from bookend.tokens import TokenCounterLike
+
+__all__ = [
+    "SLOT_KEY",
+    "WEIGHT_KEY",
+    "AdapterConfig",
+    "Annotation",
+    "PlacerCache",
+    "first_slot_annotations",
+    "slot_annotations",
+]
+
+T = TypeVar("T")
+
+#: Metadata key for the prompt slot (0 first).
+SLOT_KEY = "bookend_slot"
+#: Metadata key for the slot's influence weight (1.0 = uniform share).
+WEIGHT_KEY = "bookend_weight"
+
+Annotation = dict[str, int | float]
+
+
+def slot_annotations(placement: Placement[T]) -> list[Annotation]:
+    """``{SLOT_KEY: slot, WEIGHT_KEY: weight}`` for each prompt position, in prompt order (for
+    adapters that return annotated copies: a repeated chunk gets one per copy)."""
+    return [{SLOT_KEY: s.slot, WEIGHT_KEY: s.weight} for s in placement.slots]
+
+
+def first_slot_annotations(placement: Placement[T]) -> list[tuple[T, Annotation]]:
+    """Each distinct item (by identity) with the annotation of its first slot, in prompt order
+    (for adapters that annotate the caller's objects in place: a chunk repeated by
+    ``repeat_top`` is one object, and keeps its first slot)."""
+    seen: set[int] = set()
+    out: list[tuple[T, Annotation]] = []
+    for item, annotation in zip(placement.items, slot_annotations(placement), strict=True):
+        if id(item) not in seen:
+            seen.add(id(item))
+            out.append((item, annotation))
+    return out
+
+
+class PlacerCache(Generic[T]):
+    """The :class:`~bookend.Bookend` for an adapter's current settings, rebuilt only when they
+    change (settings are compared by value; a profile file also by its modification time).
+
+    Args:
+        text: the text of an item.
+        source_of: the value of a source key on an item (``None`` when it has none).
+    """
+
+    def __init__(
+        self, text: Callable[[T], str], source_of: Callable[[T, str], Hashable | None]
+    ) -> None:
+        self._text = text
+        self._source_of = source_of
+        self._key: tuple[Any, ...] | None = None
+        self._placer: Bookend[T] | None = None
+
+    def placer(
+        self,
+        settings: Mapping[str, Any],
+        *,
+        source_key: str | None = None,
+        token_counter: TokenCounterLike = None,
+    ) -> Bookend[T]:
+        """The placer for ``settings`` (the fields of :class:`~bookend.PlacementConfig`).
+
+        Raises:
+            ValueError: a bad or unknown setting, named in the message.
+        """
+        model = settings.get("model")
+        stamp = _modified(model) if isinstance(model, str) and is_profile_path(model) else None
+        key = (tuple(settings.items()), stamp, source_key, token_counter)
+        if self._placer is None or self._key != key:
+            source_of = self._source_of
+            source = None if source_key is None else (lambda item: source_of(item, source_key))
+            self._placer = Bookend.from_config(
+                PlacementConfig.from_settings(**settings),
+                token_counter=token_counter,
+                text=self._text,
+                source=source,
+            )
+            self._key = key
+        return self._placer
+
+
+def _modified(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+class AdapterConfig(PlacementConfig):
+    """The settings of a pydantic framework adapter: every placement setting, and the adapter's
+    own (``source_key``, ``token_counter``, ``annotate``).
+
+    A subclass says how to read its items (:meth:`item_text`, :meth:`item_source`); :meth:`placer`
+    then gives the :class:`~bookend.Bookend` for the settings as they are at each call.
+    """
+
+    source_key: str | None = Field(
+        default=None,
+        description="Metadata key of a source: items sharing a value keep their input order.",
+    )
+    token_counter: Any = Field(
+        default=None,
+        exclude=True,
+        description="A callable str -> int or a tokenizer object; not serialised (the "
+        "tokenizer setting is) and it overrides tokenizer.",
+    )
+    annotate: bool = Field(
+        default=False,
+        description="Write bookend_slot and bookend_weight into each returned item's metadata "
+        "(this modifies the caller's objects; nothing else does).",
+    )
+
+    _placers: PlacerCache[Any] | None = PrivateAttr(default=None)
+
+    @staticmethod
+    def item_text(item: Any) -> str:
+        """The text of an item, as the LLM sees it."""
+        raise NotImplementedError
+
+    @staticmethod
+    def item_source(item: Any, key: str) -> Hashable | None:
+        """The value of metadata ``key`` on an item (``None`` when it has none)."""
+        raise NotImplementedError
+
+    def current_token_counter(self) -> TokenCounterLike:
+        """The token counter for this call (``token_counter``; adapters may know a default)."""
+        return self.token_counter  # type: ignore[no-any-return]
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Check what only a placer checks (a callable token counter, a tokenizer name)."""
+        self.placer()
+
+    def placer(self, question: str | None = None) -> Bookend[Any]:
+        """The :class:`~bookend.Bookend` for the current settings (with ``question`` counted
+        after the items when ``count_question`` is on).
+
+        Raises:
+            ValueError: a bad setting (``model_copy(update=...)`` skips validation).
+        """
+        if self._placers is None:
+            self._placers = PlacerCache(self.item_text, self.item_source)
+        values = self.__dict__  # the fields, without pydantic's attribute machinery
+        settings = {name: values[name] for name in PLACEMENT_OPTIONS}
+        placer = self._placers.placer(
+            settings, source_key=self.source_key, token_counter=self.current_token_counter()
+        )
+        return placer.with_question(question)
