@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,9 @@ def eval_panel_model(eval_report: dict[str, Any]) -> tuple[list[PanelModel], dic
     """A ``bookend eval`` report's accuracy by gold slot (one panel model per K) and its
     gold-rank counts per retriever (empirical rank laws)."""
     name = Path(eval_report["model"]).name
+    # The report names its theory spec as "NAME (H=depth, alpha=share)".
+    depth = re.search(r"H=(\d+)", eval_report["settings"]["theory"])
+    theory: Any = bookend.ModelSpec(depth=int(depth.group(1))) if depth else bookend.DEFAULT_MODEL
     models = []
     for k, per_metric in eval_report["position_curve"].items():
         slots = per_metric["accuracy"]
@@ -50,8 +54,9 @@ def eval_panel_model(eval_report: dict[str, Any]) -> tuple[list[PanelModel], dic
                 [slot["mean"] for slot in slots],
                 "bookend eval, random-shuffle draws",
             )
-            models.append(PanelModel(curve, eval_report["settings"]["theory"]))
-    counts = {r: g["counts"] for r, g in eval_report["gold_rank"].items()}
+            models.append(PanelModel(curve, theory))
+    # Empirical rank laws need counts over at least the panel's largest K.
+    counts = {r: g["counts"] for r, g in eval_report["gold_rank"].items() if len(g["counts"]) >= 20}
     return models, counts
 
 
