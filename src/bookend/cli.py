@@ -383,9 +383,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pre.set_defaults(func=_cmd_presets)
 
+    from bookend.evaluation.cli import register as register_eval
     from bookend.validate.cli import register as register_validate
 
     register_validate(sub)
+    register_eval(sub)
     return parser
 
 

@@ -16,6 +16,8 @@ Modules, one job each:
 - :mod:`~bookend.validate.weights`: trained weights (Hugging Face directory or GGUF) and the
   bundled natural text.
 - :mod:`~bookend.validate.probe`: the synthetic multi-document lookup generator (pure Python).
+- :mod:`~bookend.validate.hard_probe`: harder lookup items (near-duplicates, distractors about the
+  gold entity, 20-400-token documents) on which retrievers often miss (pure Python).
 - :mod:`~bookend.validate.calibrate`: score the probe with a model, per-slot profile.
 - :mod:`~bookend.validate.runner`: the ``validate`` measurement end to end, as a JSON-ready report.
 - :mod:`~bookend.validate.plot`: the PNG figures.

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import torch
 
 from bookend.arrays import FloatArray
+from bookend.evaluation.scoring import score_continuations
 from bookend.profile import TabulatedProfile
 from bookend.validate.outcomes import SlotOutcome
 from bookend.validate.probe import ProbeItem
@@ -70,29 +70,7 @@ def _mean_interval(values: FloatArray) -> tuple[float, float, float]:
 
 def score_candidates(lm: Any, tokenizer: Any, prompt: str, candidates: Sequence[str]) -> FloatArray:
     """Total log-probability of each ``" " + candidate`` as the continuation of ``prompt``."""
-    prompt_ids = torch.tensor([tokenizer.encode(prompt)], dtype=torch.long)
-    cand = [tokenizer.encode(" " + c, add_special_tokens=False) for c in candidates]
-    if any(len(c) == 0 for c in cand):
-        raise ValueError(f"a candidate encodes to no tokens: candidates={list(candidates)!r}")
-    with torch.no_grad():
-        out = lm(input_ids=prompt_ids, use_cache=True, logits_to_keep=1)
-        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-        scores = np.array([float(first[c[0]]) for c in cand])
-        longest = max(len(c) for c in cand)
-        if longest == 1:
-            return scores
-        cache = out.cache
-        cache.batch_repeat_interleave(len(cand))
-        # Right padding is harmless: a causal model never lets a later (pad) token affect an
-        # earlier one, and only real positions are read.
-        batch = torch.zeros((len(cand), longest - 1), dtype=torch.long)
-        for k, c in enumerate(cand):
-            batch[k, : len(c) - 1] = torch.tensor(c[:-1])
-        logp = torch.log_softmax(lm(input_ids=batch, cache=cache).logits.float(), dim=-1)
-        for k, c in enumerate(cand):
-            for t in range(1, len(c)):
-                scores[k] += float(logp[k, t - 1, c[t]])
-    return scores
+    return np.array(score_continuations(lm, tokenizer, prompt, candidates).logprob)
 
 
 @dataclass(frozen=True)

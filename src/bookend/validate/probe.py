@@ -40,6 +40,7 @@ __all__ = [
     "SPLIT_OFFSETS",
     "ProbeItem",
     "generate_items",
+    "render_prompt",
 ]
 
 SPLIT_OFFSETS = {"calibration": 0, "evaluation": 1_000_000}
@@ -170,15 +171,30 @@ class ProbeItem:
         indices = list(range(len(self.documents))) if order is None else list(order)
         if sorted(indices) != list(range(len(self.documents))):
             raise ValueError(f"order must be a permutation of range({len(self.documents)})")
-        text = "Read the documents and answer the question.\n\n"
-        spans = []
-        for slot, k in enumerate(indices):
-            if slot:
-                text += "\n\n"
-            start = len(text)
-            text += f"Document {slot + 1}: {self.documents[k]}"
-            spans.append((start, len(text)))
-        return f"{text}\n\nQuestion: {self.question}\nAnswer: {self.answer_prefix}", spans
+        return render_prompt(
+            [self.documents[k] for k in indices], self.question, self.answer_prefix
+        )
+
+
+def render_prompt(
+    documents: Sequence[str], question: str, answer_prefix: str = ""
+) -> tuple[str, list[tuple[int, int]]]:
+    """The completion-style lookup prompt and the character span of each ``"Document k: ..."``.
+
+    Instruction, numbered documents in the given order, the question, and ``"Answer:"`` followed
+    by ``answer_prefix``; the answer follows as ``" " + answer``. No chat template: base and
+    instruction-tuned models both continue it.
+    """
+    text = "Read the documents and answer the question.\n\n"
+    spans = []
+    for slot, document in enumerate(documents):
+        if slot:
+            text += "\n\n"
+        start = len(text)
+        text += f"Document {slot + 1}: {document}"
+        spans.append((start, len(text)))
+    answer = f"Answer: {answer_prefix}" if answer_prefix else "Answer:"
+    return f"{text}\n\nQuestion: {question}\n{answer}", spans
 
 
 def _entities(family: str, rng: random.Random, n: int) -> list[str]:

