@@ -6,6 +6,8 @@
 ('second', 'best')
 """
 
+from typing import Any
+
 from bookend.adapter import (
     SLOT_KEY,
     WEIGHT_KEY,
@@ -22,7 +24,6 @@ from bookend.config import (
     PlacementConfig,
     resolve_profile,
 )
-from bookend.evaluation import EvalResult, evaluate
 from bookend.fitted import FittedProfile
 from bookend.layout import Layout
 from bookend.placement import STRATEGIES, Strategy
@@ -71,3 +72,13 @@ __all__ = [
     "resolve_profile",
     "slot_annotations",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `bookend.evaluate` lives in the validate extra: import it (and the probe items it renders)
+    # only when asked for, so that `import bookend` stays light.
+    if name in ("evaluate", "EvalResult"):
+        from bookend import evaluation
+
+        return getattr(evaluation, name)
+    raise AttributeError(f"module 'bookend' has no attribute {name!r}")
