@@ -34,18 +34,16 @@ chunks filling the sequence, the default ``Layout``; a profile fitted to a Jacob
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from bookend.arrays import FloatArray
-from bookend.profile import PROFILE_FORMAT, InfluenceProfile
+from bookend.profile import PROFILE_FORMAT, StoredProfile
 from bookend.theory import poisson_cdf
 
 __all__ = ["FITTED_KIND", "FITTED_VERSION", "PARAMETERS", "FittedProfile"]
@@ -64,7 +62,7 @@ def _check_positive(name: str, value: float) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class FittedProfile(InfluenceProfile):
+class FittedProfile(StoredProfile):
     """Primacy (Poisson-limit Cesàro), a recency window in tokens and a floor (module docstring).
 
     Args:
@@ -187,12 +185,6 @@ class FittedProfile(InfluenceProfile):
             "standard_errors": dict(self.standard_errors),
             "metadata": dict(self.metadata),
         }
-
-    def save(self, path: str | Path) -> Path:
-        """Write the profile as JSON; returns the path."""
-        out = Path(path)
-        out.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FittedProfile:

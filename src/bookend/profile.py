@@ -121,6 +121,21 @@ class InfluenceProfile(ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
+class StoredProfile(InfluenceProfile):
+    """A profile with a versioned JSON form (:meth:`to_json`) that :meth:`save` writes and
+    :func:`load_profile` reads back."""
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The versioned JSON object (``format``, ``version``, ``kind`` and the profile's data)."""
+
+    def save(self, path: str | Path) -> Path:
+        """Write the profile as JSON; returns the path."""
+        out = Path(path)
+        out.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        return out
+
+
 @dataclass(frozen=True)
 class TheoryProfile(InfluenceProfile):
     """The continuous Cesàro influence profile of a :class:`ModelSpec` (:mod:`bookend.theory`)."""
@@ -164,7 +179,7 @@ ProfileKind: TypeAlias = Literal["position", "slot"]
 
 
 @dataclass(frozen=True, eq=False)
-class TabulatedProfile(InfluenceProfile):
+class TabulatedProfile(StoredProfile):
     """A measured profile: non-negative weights over equal bins of the analysed sequence.
 
     ``kind="position"`` holds one weight per token position (for example a Jacobian profile,
@@ -256,12 +271,6 @@ class TabulatedProfile(InfluenceProfile):
             "weights": list(self.weights),
             "metadata": dict(self.metadata),
         }
-
-    def save(self, path: str | Path) -> Path:
-        """Write the profile as JSON; returns the path."""
-        out = Path(path)
-        out.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TabulatedProfile:

@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Any
 
+from bookend.validate._deps import guarded
+
 __all__ = ["QUICK", "register"]
 
 #: ``--quick``: documents per item and items (a few minutes with SmolLM2 on 2 CPU cores).
@@ -74,7 +76,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default="bookend-eval", help="output directory (default bookend-eval)")
     p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=_run, command_name="eval")
+    p.set_defaults(func=guarded(_evaluate), command_name="eval")
 
 
 def _profiles(specs: list[str]) -> dict[str, str]:
@@ -87,21 +89,6 @@ def _profiles(specs: list[str]) -> dict[str, str]:
             raise ValueError(f"--profile must be [NAME=]PATH with distinct names, got {spec!r}")
         out[name] = path
     return out
-
-
-def _run(args: argparse.Namespace) -> int:
-    """Run the evaluation; one-line errors with exit code 2."""
-    from bookend.validate._deps import MissingDependencyError, check_available
-
-    try:
-        check_available()
-        return _evaluate(args)
-    except MissingDependencyError as exc:
-        print(f"bookend eval: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"bookend eval: error: {exc}", file=sys.stderr)
-        return 2
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
+import sys
+from collections.abc import Callable
 from types import ModuleType
 
 INSTALL_HINT = 'install the optional extra: pip install "bookend[validate]"'
@@ -31,3 +34,22 @@ def transformers() -> ModuleType:
     import transformers as tf
 
     return tf
+
+
+def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run a validate-extra command; a missing extra or a bad argument ends with one line naming
+    the command (``args.command_name``) and exit code 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            check_available()
+            return command(args)
+        except MissingDependencyError as exc:
+            print(f"bookend {args.command_name}: {exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"bookend {args.command_name}: error: {exc}", file=sys.stderr)
+            return 2
+
+    run.__doc__ = command.__doc__
+    return run

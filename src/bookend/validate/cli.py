@@ -20,10 +20,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bookend.validate._deps import guarded
 
 __all__ = ["register"]
 
@@ -76,7 +77,7 @@ def _add_validate(subparsers: Any) -> None:
         help="fit the parametric profile (bookend.fitted) to the measurement by least squares "
         "and write it here",
     )
-    p.set_defaults(func=_guarded(_run_validate), command_name="validate")
+    p.set_defaults(func=guarded(_run_validate), command_name="validate")
 
 
 def _filler_range(text: str) -> tuple[int, int]:
@@ -162,27 +163,7 @@ def _add_calibrate(subparsers: Any) -> None:
     p.add_argument(
         "--holdout-plot", help="write the PNG of held-back accuracy by slot against predictions"
     )
-    p.set_defaults(func=_guarded(_run_calibrate), command_name="calibrate")
-
-
-def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Run ``command``; a missing extra or a bad argument ends with a message and exit code 2."""
-
-    def run(args: argparse.Namespace) -> int:
-        from bookend.validate._deps import MissingDependencyError, check_available
-
-        try:
-            check_available()
-            return command(args)
-        except MissingDependencyError as exc:
-            print(f"bookend {args.command_name}: {exc}", file=sys.stderr)
-            return 2
-        except ValueError as exc:
-            print(f"bookend {args.command_name}: error: {exc}", file=sys.stderr)
-            return 2
-
-    run.__doc__ = command.__doc__
-    return run
+    p.set_defaults(func=guarded(_run_calibrate), command_name="calibrate")
 
 
 def _set_threads(threads: int | None) -> None:
