@@ -37,6 +37,7 @@ from bookend.validate.probe import (
     SPLIT_OFFSETS,
     ProbeItem,
     _entities,
+    checked_families,
 )
 
 __all__ = ["DISTRACTORS", "MAX_TOKENS", "MIN_TOKENS", "generate_hard_items"]
@@ -241,20 +242,7 @@ def generate_hard_items(
         ValueError: for an unknown split or family, ``n_items < 1``, or ``n_docs`` outside
             ``[2, max]`` for the chosen families.
     """
-    if split not in SPLIT_OFFSETS:
-        raise ValueError(f"split must be one of {sorted(SPLIT_OFFSETS)}, got split={split!r}")
-    chosen = list(FAMILIES) if families is None else list(families)
-    if not chosen or any(f not in FAMILIES for f in chosen):
-        raise ValueError(
-            f"families must be drawn from {sorted(FAMILIES)}, got families={families!r}"
-        )
-    if n_items < 1:
-        raise ValueError(f"n_items must be >= 1, got n_items={n_items!r}")
-    limit = min(max_docs(f) for f in chosen)
-    if not 2 <= n_docs <= limit:
-        raise ValueError(
-            f"n_docs must lie in [2, {limit}] for these families, got n_docs={n_docs!r}"
-        )
+    chosen = checked_families(split, families, n_items, n_docs, max_docs)
     items = []
     for index in range(n_items):
         item_id = SPLIT_OFFSETS[split] + index

@@ -31,7 +31,7 @@ Documents vary in length (about 15 to 110 words by default): the fact sentence s
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -235,6 +235,36 @@ def _max_docs(family: str) -> int:
     return pools[family]
 
 
+def checked_families(
+    split: str,
+    families: Sequence[str] | None,
+    n_items: int,
+    n_docs: int,
+    max_docs: Callable[[str], int],
+) -> list[str]:
+    """The chosen families (all by default), once the generator's arguments are checked.
+
+    Raises:
+        ValueError: an unknown split or family, ``n_items < 1``, or ``n_docs`` outside
+            ``[2, max]`` where ``max`` is the smallest ``max_docs`` of the chosen families.
+    """
+    if split not in SPLIT_OFFSETS:
+        raise ValueError(f"split must be one of {sorted(SPLIT_OFFSETS)}, got split={split!r}")
+    chosen = list(FAMILIES) if families is None else list(families)
+    if not chosen or any(f not in FAMILIES for f in chosen):
+        raise ValueError(
+            f"families must be drawn from {sorted(FAMILIES)}, got families={families!r}"
+        )
+    if n_items < 1:
+        raise ValueError(f"n_items must be >= 1, got n_items={n_items!r}")
+    limit = min(max_docs(f) for f in chosen)
+    if not 2 <= n_docs <= limit:
+        raise ValueError(
+            f"n_docs must lie in [2, {limit}] for these families, got n_docs={n_docs!r}"
+        )
+    return chosen
+
+
 def generate_items(
     n_items: int,
     n_docs: int,
@@ -251,21 +281,7 @@ def generate_items(
             ``[2, max]`` where ``max`` is the smallest value pool of the chosen families, or a
             ``filler`` range that is not ``0 <= lo <= hi <= 20`` (the size of the filler pool).
     """
-    if split not in SPLIT_OFFSETS:
-        raise ValueError(f"split must be one of {sorted(SPLIT_OFFSETS)}, got split={split!r}")
-    chosen = list(FAMILIES) if families is None else list(families)
-    unknown = [f for f in chosen if f not in FAMILIES]
-    if unknown or not chosen:
-        raise ValueError(
-            f"families must be drawn from {sorted(FAMILIES)}, got families={families!r}"
-        )
-    if n_items < 1:
-        raise ValueError(f"n_items must be >= 1, got n_items={n_items!r}")
-    limit = min(_max_docs(f) for f in chosen)
-    if not 2 <= n_docs <= limit:
-        raise ValueError(
-            f"n_docs must lie in [2, {limit}] for these families, got n_docs={n_docs!r}"
-        )
+    chosen = checked_families(split, families, n_items, n_docs, _max_docs)
     lo, hi = filler
     if not 0 <= lo <= hi <= len(_FILLER):
         raise ValueError(
