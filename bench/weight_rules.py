@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -39,6 +38,7 @@ import numpy as np
 
 import bookend
 from bookend import available_profile_presets, resolve_profile
+from bookend.evaluation.stats import paired_difference
 from bookend.weighing import WEIGHT_RULES
 
 BENCH = Path(__file__).resolve().parent
@@ -114,24 +114,22 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
         "instances": n_instances,
         "mean_expected_accuracy": {r: float(np.mean(v)) for r, v in totals.items()},
         "paired_vs_slot": {
-            rule: _paired(np.array(totals[rule]) - np.array(totals["slot"]), rng)
+            rule: _paired(np.array(totals[rule]) - np.array(totals["slot"]))
             for rule in WEIGHT_RULES
         },
     }
 
 
-def _paired(diff: np.ndarray, rng: np.random.Generator, draws: int = 2000) -> dict[str, float]:
-    """Mean paired difference, item-bootstrap 95% interval, and the minimum detectable
-    difference at this n (80% power, two-sided 5%: ``2.8 · SE``)."""
-    n = diff.size
-    boot = rng.choice(diff, size=(draws, n), replace=True).mean(axis=1)
-    se = float(diff.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+def _paired(diff: np.ndarray) -> dict[str, float]:
+    """Mean paired difference, its item-bootstrap 95% interval and the minimum detectable
+    difference at this n (:func:`bookend.evaluation.stats.paired_difference`)."""
+    paired = paired_difference(diff, np.zeros_like(diff))
     return {
-        "mean": float(diff.mean()),
-        "low": float(np.quantile(boot, 0.025)),
-        "high": float(np.quantile(boot, 0.975)),
-        "mde": 2.8 * se,
-        "n": n,
+        "mean": paired.diff,
+        "low": paired.ci_low,
+        "high": paired.ci_high,
+        "mde": paired.mde,
+        "n": paired.n,
     }
 
 
@@ -192,7 +190,6 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
                 rows.append(row)
                 bar.update()
         bar.close()
-    rng = np.random.default_rng(seed)
     summary: dict[str, Any] = {}
     for k in (*k_values, "all"):
         subset = [r for r in rows if k == "all" or r["k"] == k]
@@ -203,8 +200,8 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
             "gold_first": float(np.mean([r["gold_rank"] == 0 for r in subset])),
             "mean_prob": {s: float(v.mean()) for s, v in prob.items()},
             "accuracy": {s: float(v.mean()) for s, v in correct.items()},
-            "prob_vs_slot": {s: _paired(prob[s] - prob["slot"], rng) for s in strategies},
-            "accuracy_vs_slot": {s: _paired(correct[s] - correct["slot"], rng) for s in strategies},
+            "prob_vs_slot": {s: _paired(prob[s] - prob["slot"]) for s in strategies},
+            "accuracy_vs_slot": {s: _paired(correct[s] - correct["slot"]) for s in strategies},
         }
     return {
         "items_per_k": n_items,

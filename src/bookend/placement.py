@@ -181,12 +181,9 @@ def exact_order(
             if group_id[j] >= 0:
                 earlier = np.flatnonzero(group_id[:j] == group_id[j])
                 pred[j] = int(np.sum(1 << earlier)) if earlier.size else 0
-    gain = relevance * weigher.total / weigher.continuous_divisor
-    point_gain = (
-        None
-        if point is None or weigher.point_divisor is None
-        else relevance * weigher.total / weigher.point_divisor
-    )
+    per_continuous, per_point = weigher.unit_weights(np.arange(k))
+    gain = relevance * per_continuous
+    point_gain = None if point is None or per_point is None else relevance * per_point
     dp = np.full(1 << k, -np.inf)
     dp[0] = 0.0
     choice = np.full(1 << k, -1, dtype=np.int64)

@@ -157,32 +157,48 @@ class ChunkWeigher:
         point = self.profile.point_mass_cdf_at_tokens(offsets, self.total)
         return cdf - point, point
 
+    def unit_weights(self, chunks: npt.ArrayLike) -> tuple[FloatArray, FloatArray | None]:
+        """Per chunk, its weight per unit of continuous mass, ``N / divisor``, and per unit of
+        point mass (``None`` when point masses are not weighed apart)."""
+        idx = np.asarray(chunks, dtype=np.int64)
+        continuous = self.total / self.continuous_divisor[idx]
+        point = None if self.point_divisor is None else self.total / self.point_divisor[idx]
+        return continuous, point
+
+    def weights_from_mass(
+        self,
+        chunks: npt.ArrayLike,
+        continuous_mass: npt.ArrayLike,
+        point_mass: npt.ArrayLike | None,
+    ) -> FloatArray:
+        """The rule's weight of ``chunks[...]`` whose spans hold these masses (``F_c`` and ``P``
+        differences, as :meth:`parts` splits them; ``point_mass`` is ``None`` when it does)."""
+        per_continuous, per_point = self.unit_weights(chunks)
+        weights = np.asarray(continuous_mass) * per_continuous
+        if point_mass is not None and per_point is not None:
+            weights = weights + np.asarray(point_mass) * per_point
+        return np.asarray(weights, dtype=np.float64)
+
     def span_weights(
         self, chunks: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike
     ) -> FloatArray:
         """Weight of ``chunks[...]`` spanning ``[starts, ends)`` (arrays broadcast together)."""
-        idx = np.asarray(chunks, dtype=np.int64)
         lo, lo_point = self.parts(np.asarray(starts, dtype=np.float64))
         hi, hi_point = self.parts(np.asarray(ends, dtype=np.float64))
-        weights = (hi - lo) * self.total / self.continuous_divisor[idx]
-        if self.point_divisor is not None and lo_point is not None and hi_point is not None:
-            weights = weights + (hi_point - lo_point) * self.total / self.point_divisor[idx]
-        return np.asarray(weights, dtype=np.float64)
+        point = None if hi_point is None or lo_point is None else hi_point - lo_point
+        return self.weights_from_mass(chunks, hi - lo, point)
 
     def weights_of_orders(self, orders: npt.ArrayLike) -> FloatArray:
         """Per row of ``orders`` (shape ``(M, K)`` or ``(K,)``), the weight of each position."""
         idx = np.asarray(orders, dtype=np.int64)
         if idx.shape[-1] == 0:
             return np.zeros(idx.shape)
-        lens = self.lengths[idx]
         zero = np.zeros((*idx.shape[:-1], 1))
         # One profile evaluation for all edges of all rows: per-call overhead dominates at small K.
-        edges = self.prefix + np.concatenate((zero, np.cumsum(lens, axis=-1)), axis=-1)
+        edges = self.prefix + np.concatenate((zero, np.cumsum(self.lengths[idx], axis=-1)), axis=-1)
         continuous, point = self.parts(edges)
-        weights = np.diff(continuous, axis=-1) * self.total / self.continuous_divisor[idx]
-        if point is not None and self.point_divisor is not None:
-            weights = weights + np.diff(point, axis=-1) * self.total / self.point_divisor[idx]
-        return np.asarray(weights, dtype=np.float64)
+        point_mass = None if point is None else np.diff(point, axis=-1)
+        return self.weights_from_mass(idx, np.diff(continuous, axis=-1), point_mass)
 
     def objectives(self, orders: npt.ArrayLike, relevance: FloatArray) -> FloatArray:
         """``sum_p relevance[o_p] · w_p`` per row of ``orders``."""

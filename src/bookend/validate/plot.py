@@ -62,11 +62,7 @@ def plot_profile(
     ax.set_ylabel("share of influence on the final token")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 def plot_slots(slots: dict[str, Any], path: str | Path, *, title: str) -> Path:
@@ -89,11 +85,7 @@ def plot_slots(slots: dict[str, Any], path: str | Path, *, title: str) -> Path:
     right.set_xlabel("slot of the gold document")
     right.set_ylabel("mean log P(gold answer)")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 def plot_heldback(
@@ -131,8 +123,13 @@ def plot_heldback(
         ax.set_ylim(0.0, 1.05)
     axes[0][0].legend(fontsize=7, loc="lower left")
     fig.suptitle(title, fontsize=10)
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    """Lay out, write and close a figure; returns the path."""
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out)
-    plt.close(fig)
+    _pyplot().close(fig)
     return out
