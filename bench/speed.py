@@ -65,6 +65,7 @@ def _reorder_candidates(k: int) -> dict[str, Callable[[], Any]]:
     texts, scores = corpus(k)
     placer: Bookend[str] = Bookend("llama-3.1-8b")
     by_mass: Bookend[str] = Bookend("llama-3.1-8b", weight_rule="mass")
+    competing: Bookend[str] = Bookend("llama-3.1-8b", competition=0.05)
     equal = [1] * k
     return {
         # Equal lengths, what the framework reorderers assume: a warm slot-weight cache.
@@ -73,6 +74,8 @@ def _reorder_candidates(k: int) -> dict[str, Callable[[], Any]]:
         DEFAULT: lambda: placer.place(texts, scores),
         # The length-aware optimiser on every call (the mass rule).
         "bookend mass rule (token-aware)": lambda: by_mass.place(texts, scores),
+        # Dinkelbach's method: a few placements under the slot rule.
+        "bookend competing chunks (c = 0.05)": lambda: competing.place(texts, scores),
         **{f"{name} reorderer": calls["framework"] for name, calls in frameworks(k).items()},
     }
 

@@ -194,6 +194,15 @@ class PlacementConfig(BaseModel):
         "loses weight by its length), 'mass' (total influence per mean chunk length), 'anchored' "
         "or 'density'; see bookend.weighing.",
     )
+    competition: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="None: maximise relevance times weight. A number c >= 0: chunks compete for "
+        "the answer (each pulls by its share of relevance plus c), and placement maximises the "
+        "expected share drawn from the right chunk, which keeps plausible runners-up "
+        "(near-duplicates, distractors) out of the heavy slots; see bookend.placement.",
+    )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     top_k: Count | None = Field(
         default=None,

@@ -16,6 +16,15 @@ times the weight of its span under a weight rule (:mod:`bookend.weighing`).
   per divisor, ``r / l`` or ``r / lbar``, with each likely chunk at the end; the sorted assignment
   into equal-length slot weights; the alternate and relevance orders) and keeps the best, so it is
   never worse than any of them.
+* Competing chunks (``competition=c``, off by default): the model draws its answer from the chunks
+  in proportion to weight times pull, and chunk ``i`` holds the answer with probability
+  ``pi_i = r_i / sum(r)``; its pull is ``pi_i + c`` (an irrelevant chunk still pulls ``c``). The
+  order maximises the expected share of the answer drawn from the right chunk,
+  ``J(o) = sum_p pi[o_p] (pi[o_p] + c) w_p / sum_p (pi[o_p] + c) w_p``, by Dinkelbach's method:
+  place by the linear objective with relevance ``(pi + c)(pi - J)`` and repeat from the new ``J``
+  until it stops rising. Chunks likelier than ``J`` go to heavy slots; plausible chunks below it
+  (near-duplicates, distractors) to light ones. Exact when each linear step is (rules ``slot`` and
+  ``mass``, whose total weight no order changes); ``c`` large gives the linear objective's order.
 * Source groups (chunks that must keep their original relative order) are precedence constraints:
   exact in the dynamic programme, kept by every move of the local search; the fixed patterns
   (``alternate``, ``relevance``) give each group's positions to its members in input order.
@@ -39,6 +48,8 @@ __all__ = [
     "STRATEGIES",
     "Strategy",
     "alternate_order",
+    "answer_shares",
+    "competing_order",
     "exact_order",
     "local_search",
     "objective",
@@ -60,6 +71,8 @@ END_CANDIDATES = 32
 # Relative tolerance under which two objective values count as equal: moves and starts are then
 # chosen by their fixed enumeration order, so rounding noise (a rescaled score) cannot flip them.
 _TIE = 1e-10
+# Dinkelbach's method converges superlinearly; a handful of steps reach the fixed point.
+_DINKELBACH_STEPS = 20
 
 
 def objective(
@@ -378,6 +391,7 @@ def optimal_order(
     exact_max_k: int = 12,
     groups: Sequence[Hashable | None] | None = None,
     fixed: tuple[float, float] = (0.0, 0.0),
+    competition: float | None = None,
 ) -> IntArray:
     """The order maximising the objective (exact where the docstring of this module says).
 
@@ -391,9 +405,67 @@ def optimal_order(
         groups: per chunk a hashable group key or ``None``; chunks with one key keep their
             relative input order.
         fixed: token lengths of a chunk fixed before and after these ones (a repeated top chunk).
+        competition: ``None`` for the linear objective, else the pull ``c >= 0`` of an irrelevant
+            chunk: maximise the expected answer share (module docstring).
     """
     weigher = ChunkWeigher.build(profile, lengths, layout, rule, fixed=fixed)
+    if competition is not None:
+        return competing_order(relevance, weigher, competition, exact_max_k, groups)
     return _optimal(relevance, weigher, exact_max_k, groups)
+
+
+def _answer_probabilities(relevance: FloatArray) -> FloatArray:
+    total = float(relevance.sum())
+    if total <= 0:
+        return np.full(relevance.size, 1.0 / relevance.size)
+    return np.asarray(relevance / total, dtype=np.float64)
+
+
+def answer_shares(
+    orders: npt.ArrayLike, relevance: FloatArray, weigher: ChunkWeigher, competition: float
+) -> FloatArray:
+    """Per row of ``orders``, the expected share of the answer drawn from the right chunk:
+    ``J(o) = sum_p pi[o_p] (pi[o_p] + c) w_p / sum_p (pi[o_p] + c) w_p`` with
+    ``pi = relevance / sum(relevance)`` and ``c = competition``."""
+    idx = np.asarray(orders, dtype=np.int64)
+    pi = _answer_probabilities(relevance)
+    pull = (pi + competition)[idx] * weigher.weights_of_orders(idx)
+    total = pull.sum(axis=-1)
+    return np.asarray(
+        np.divide((pi[idx] * pull).sum(axis=-1), total, out=np.zeros_like(total), where=total > 0),
+        dtype=np.float64,
+    )
+
+
+def competing_order(
+    relevance: FloatArray,
+    weigher: ChunkWeigher,
+    competition: float,
+    exact_max_k: int = 12,
+    groups: Sequence[Hashable | None] | None = None,
+) -> IntArray:
+    """The order maximising the expected answer share ``J`` (module docstring) by Dinkelbach's
+    method, starting from the linear objective's order; never returns an order with a lower
+    ``J`` than that start."""
+    if not (isinstance(competition, int | float) and competition >= 0 and np.isfinite(competition)):
+        raise ValueError(
+            f"competition must be a finite number >= 0, got competition={competition!r}"
+        )
+    order = _optimal(relevance, weigher, exact_max_k, groups)
+    if relevance.size <= 1:
+        return order
+    pi = _answer_probabilities(relevance)
+    best = float(answer_shares(order, relevance, weigher, competition))
+    for _ in range(_DINKELBACH_STEPS):
+        gain = (pi + competition) * (pi - best)
+        # Shifted to be non-negative, as the structured paths assume; the rules this is exact
+        # for give every order the same total weight, so the shift changes no decision.
+        step = _optimal(np.round(gain - gain.min(), 12), weigher, exact_max_k, groups)
+        value = float(answer_shares(step, relevance, weigher, competition))
+        if value <= best * (1 + _TIE):
+            break
+        order, best = step, value
+    return order
 
 
 def _optimal(
@@ -448,6 +520,7 @@ def strategy_order(
     exact_max_k: int = 12,
     groups: Sequence[Hashable | None] | None = None,
     fixed: tuple[float, float] = (0.0, 0.0),
+    competition: float | None = None,
 ) -> IntArray:
     """The order a named strategy gives: ``bookend`` (optimal), ``alternate`` or ``relevance``.
 
@@ -464,6 +537,7 @@ def strategy_order(
             exact_max_k=exact_max_k,
             groups=groups,
             fixed=fixed,
+            competition=competition,
         )
     if strategy == "alternate":
         pattern = alternate_order(relevance)

@@ -181,8 +181,8 @@ class Bookend(Generic[T]):
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
-        **settings: ``strategy``, ``weight_rule``, ``distance``, ``top_k``, ``budget``,
-            ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
+        **settings: ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``,
+            ``budget``, ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
             ``lengths``, ``tokenizer``, ``exact_max_k``: see :class:`~bookend.PlacementConfig`.
             Every strategy keeps ``source`` groups in input order; ``repeat_top`` copies the top
             chunk only when the budget and its source order allow it (``Placement.notes`` says
@@ -242,6 +242,7 @@ class Bookend(Generic[T]):
         self.profile = config.profile() if profile is None else profile
         self.strategy: Strategy = config.strategy
         self.weight_rule: WeightRule = config.weight_rule
+        self.competition: float | None = config.competition
         self.distance = config.distance
         self.top_k = config.top_k
         self.budget = config.budget
@@ -407,6 +408,7 @@ class Bookend(Generic[T]):
             profile=self.profile,
             layout=self.layout,
             weight_rule=self.weight_rule,
+            competition=self.competition,
             repeated=repeated,
             notes=tuple(notes),
         )
@@ -440,6 +442,7 @@ class Bookend(Generic[T]):
                     rule=self.weight_rule,
                     exact_max_k=self.exact_max_k,
                     fixed=(float(lengths[top]), float(lengths[top])),
+                    competition=self.competition,
                 )
                 return np.concatenate(([top], inner[inner_order], [top])), True
             notes.append(
@@ -455,6 +458,7 @@ class Bookend(Generic[T]):
             rule=self.weight_rule,
             exact_max_k=self.exact_max_k,
             groups=groups,
+            competition=self.competition,
         )
         return order, False
 

@@ -61,6 +61,9 @@ class Placement(Generic[T]):
         profile: the influence profile used.
         layout: tokens before and after the chunks in the analysed sequence.
         weight_rule: how span influence became chunk weights (:mod:`bookend.weighing`).
+        competition: ``None`` (relevance times weight was maximised) or the pull of an
+            irrelevant chunk under which the expected answer share was maximised
+            (:mod:`bookend.placement`).
         repeated: whether the top chunk was repeated at both ends (``repeat_top``).
         notes: why a requested option did not apply (for example no room for a repeat).
 
@@ -78,6 +81,7 @@ class Placement(Generic[T]):
     profile: InfluenceProfile
     layout: Layout = field(default_factory=Layout)
     weight_rule: WeightRule = DEFAULT_WEIGHT_RULE
+    competition: float | None = None
     repeated: bool = False
     notes: tuple[str, ...] = ()
 
@@ -89,6 +93,7 @@ class Placement(Generic[T]):
             self.profile,
             self.layout,
             self.weight_rule,
+            self.competition,
             self.repeated,
             self.notes,
             self.relevance.tobytes(),
@@ -199,6 +204,7 @@ class Placement(Generic[T]):
             "profile": self.profile.name,
             "layout": self.layout.to_dict(),
             "weight_rule": self.weight_rule,
+            "competition": self.competition,
             "repeated": self.repeated,
             "notes": list(self.notes),
         }
@@ -221,6 +227,12 @@ class Placement(Generic[T]):
             f"tokens ({view})",
             f"strategy: {self.strategy}",
             f"weight rule: {self.weight_rule} ({_RULE_TEXT[self.weight_rule]})",
+            "objective: "
+            + (
+                "relevance x weight"
+                if self.competition is None
+                else f"expected answer share, chunks competing (competition={self.competition:g})"
+            ),
             "",
         ]
         header = f"{'slot':>4}  {'chunk':>5}  {'relevance':>9}  {'score':>9}  "

@@ -103,6 +103,21 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
     assert isinstance(load_profile(out), FittedProfile)
 
 
+def test_calibrate_on_hard_items(
+    saved_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report = tmp_path / "fitted.json", tmp_path / "report.json"
+    argv = ["calibrate", "--weights", str(saved_model), "--hard", "--docs", "3", "--items", "2"]
+    argv += ["--families", "access_code", "--threads", "1", "--metric", "candidate_prob"]
+    assert _run([*argv, "--out", str(out), "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert data["settings"]["items_kind"] == "hard"
+    assert len(data["outcomes"]) == 2 * 3
+    capsys.readouterr()
+    assert _run([*argv, "--filler", "1-2", "--out", str(out)]) == 2
+    assert "--filler does not apply to --hard items" in capsys.readouterr().err
+
+
 def test_calibrate_needs_exactly_one_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(["calibrate", "--out", "x.json"]) == 2
     assert "--outcomes" in capsys.readouterr().err

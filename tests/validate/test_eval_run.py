@@ -44,9 +44,13 @@ def test_user_jsonl_end_to_end_through_the_cli(
     tiny.lm.save_pretrained(model_dir)
     tiny.tokenizer.save_pretrained(model_dir)
     out = tmp_path / "out"
+    config = tmp_path / "compete.json"
+    config.write_text('{"model": "smollm2-135m", "competition": 0.05}', encoding="utf-8")
     code = main(
         [
             "eval",
+            "--config",
+            f"compete={config}",
             "--weights",
             str(model_dir),
             "--items-file",
@@ -70,6 +74,7 @@ def test_user_jsonl_end_to_end_through_the_cli(
     assert report["primary_metric"] == "gold_logprob"
     names = set(report["strategies"])
     assert {"bookend-theory", "bookend-rank-only", "random", "retrieval", "reversed"} <= names
+    assert "bookend-compete vs random" in report["paired"]
     assert "bookend-theory vs random" in report["paired"]
     assert "bookend-theory vs retrieval" in report["paired"]
     first = report["items"][0]["results"]
@@ -95,6 +100,13 @@ def test_cli_errors_are_one_line_with_exit_2(
     assert "\n" not in err
     assert main(["eval", "--weights", str(tmp_path / "missing"), "--quick"]) == 2
     assert "weights path does not exist" in capsys.readouterr().err
+    config = tmp_path / "config.json"
+    config.write_text('{"competition": -1}', encoding="utf-8")
+    assert main(["eval", "--config", f"c={config}", "--weights", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--config c={config}: not a placement config" in err
+    assert "competition" in err
+    assert "\n" not in err
 
 
 def _items(n: int, k: int) -> list[EvalItem]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from bookend.validate._deps import guarded
@@ -66,6 +68,14 @@ def register(subparsers: Any) -> None:
         metavar="[NAME=]PATH",
         help="repeatable: a bookend strategy with this profile JSON (or preset), named NAME",
     )
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="repeatable: a bookend strategy with every setting of this PlacementConfig JSON "
+        "(profile, weight_rule, competition, layout ...), named NAME",
+    )
     p.add_argument("--theory", help="model spec of bookend-theory (default: from the config)")
     p.add_argument("--random-draws", type=int, help="random shuffles per item (default 3)")
     p.add_argument("--no-oracle", action="store_true", help="skip the oracle")
@@ -79,16 +89,34 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=guarded(_evaluate), command_name="eval")
 
 
-def _profiles(specs: list[str]) -> dict[str, str]:
+def _named_paths(option: str, specs: list[str], taken: Collection[str] = ()) -> dict[str, str]:
     out: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep:
             name, path = os.path.splitext(os.path.basename(spec))[0], spec
-        if not name or not path or name in out:
-            raise ValueError(f"--profile must be [NAME=]PATH with distinct names, got {spec!r}")
+        if not name or not path or name in out or name in taken:
+            raise ValueError(f"{option} must be [NAME=]PATH with distinct names, got {spec!r}")
         out[name] = path
     return out
+
+
+def _strategy_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``--profile`` paths and ``--config`` files (read and validated) by strategy name."""
+    from bookend import PlacementConfig
+
+    profiles: dict[str, Any] = _named_paths("--profile", args.profile)
+    for name, path in _named_paths("--config", args.config, profiles).items():
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise ValueError(f"--config {name}={path}: cannot read it ({error})") from None
+        try:
+            profiles[name] = PlacementConfig.model_validate_json(text)
+        except ValueError as error:
+            detail = "; ".join(str(error).splitlines()[:3])
+            raise ValueError(f"--config {name}={path}: not a placement config: {detail}") from None
+    return profiles
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -113,7 +141,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         **({"families": args.families} if args.families else {}),
         split=args.split,
         retrievers=args.retriever,
-        profiles=_profiles(args.profile),
+        profiles=_strategy_settings(args),
         theory=args.theory,
         random_draws=args.random_draws or sizes["random_draws"],
         oracle=not args.no_oracle,

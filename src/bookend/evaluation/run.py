@@ -89,7 +89,8 @@ def _load_items(
 
 
 def _strategies(
-    theory: bookend.ModelLike, profiles: Mapping[str, bookend.ModelLike]
+    theory: bookend.ModelLike,
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig],
 ) -> dict[str, Strategy]:
     out = {
         THEORY: bookend_strategy(theory),
@@ -224,7 +225,7 @@ def evaluate(
     families: Sequence[str] = DEFAULT_FAMILIES,
     split: str = "evaluation",
     retrievers: Sequence[str] | None = None,
-    profiles: Mapping[str, bookend.ModelLike] | None = None,
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig] | None = None,
     theory: bookend.ModelLike | None = None,
     random_draws: int = 3,
     oracle: bool = True,
@@ -248,7 +249,8 @@ def evaluate(
         retrievers: from ``"bm25"``, ``"minilm"``, ``"file"`` (the documents' own scores);
             items take them in turn. Default: ``"file"`` when every document has a score, else
             BM25 and MiniLM.
-        profiles: extra bookend strategies ``"bookend-NAME"``: a profile path, preset or object.
+        profiles: extra bookend strategies ``"bookend-NAME"``: a profile path, preset or object,
+            or a :class:`~bookend.PlacementConfig` (its profile with its other settings).
         theory: the model for ``bookend-theory`` and ``bookend-rank-only``; default: the theory
             spec read from the model's config (its depth).
         random_draws: seeded random orders per item, averaged (the ``random`` strategy).

@@ -35,13 +35,20 @@ ORACLE = "oracle"
 BASELINES = ("langchain", "llamaindex", "haystack", RANDOM, "retrieval", "reversed")
 
 
-def bookend_strategy(model: bookend.ModelLike, *, rank_only: bool = False) -> Strategy:
-    """``bookend`` placement with ``model`` (a preset, spec, profile or profile path).
+def bookend_strategy(
+    model: bookend.ModelLike | bookend.PlacementConfig, *, rank_only: bool = False
+) -> Strategy:
+    """``bookend`` placement with ``model`` (a preset, spec, profile or profile path) and the
+    default settings, or with every setting of a :class:`~bookend.PlacementConfig`.
 
     ``rank_only=True`` hides the token lengths (every chunk counts as one equal slot), so bookend
     sorts chunks by relevance into slots by weight.
     """
-    placer: bookend.Bookend[int] = bookend.Bookend(model)
+    placer: bookend.Bookend[int] = (
+        bookend.Bookend.from_config(model)
+        if isinstance(model, bookend.PlacementConfig)
+        else bookend.Bookend(model)
+    )
 
     def order(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
         seen = [1.0] * len(lengths) if rank_only else list(lengths)

@@ -134,6 +134,14 @@ def _add_calibrate(subparsers: Any) -> None:
         "--items", type=int, default=30, help="items per cell, each scored in every slot"
     )
     p.add_argument("--families", nargs="+", help="template families (default: all)")
+    p.add_argument(
+        "--hard",
+        action="store_true",
+        help=(
+            "the hard items of bookend eval (near-duplicates, distractors, unequal lengths) "
+            "instead of the plain probe; their lengths are their own, so --filler must be left out"
+        ),
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--split", choices=("calibration", "evaluation"), default="calibration")
     p.add_argument(
@@ -386,22 +394,35 @@ def _measure_cells(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]
     """Run the probe in every (K, filler) cell; the outcomes and the run's settings."""
     _set_threads(args.threads)
     from bookend.validate.calibrate import calibrate
-    from bookend.validate.probe import generate_items
+    from bookend.validate.hard_probe import generate_hard_items
+    from bookend.validate.probe import DEFAULT_FILLER, generate_items
     from bookend.validate.weights import load_trained
 
+    if args.hard and args.filler != [DEFAULT_FILLER]:
+        raise ValueError(
+            f"--filler does not apply to --hard items (their lengths are their own), "
+            f"got --filler {' '.join(f'{lo}-{hi}' for lo, hi in args.filler)}"
+        )
     model = load_trained(args.weights)
     outcomes: list[Any] = []
     for docs in args.docs:
         for filler in args.filler:
-            items = generate_items(
-                args.items,
-                docs,
-                seed=args.seed,
-                split=args.split,
-                families=args.families,
-                filler=filler,
-            )
-            bar = _progress(len(items) * docs, f"calibrate K={docs} filler {filler[0]}-{filler[1]}")
+            if args.hard:
+                items = generate_hard_items(
+                    args.items, docs, seed=args.seed, split=args.split, families=args.families
+                )
+                desc = f"calibrate K={docs} hard items"
+            else:
+                items = generate_items(
+                    args.items,
+                    docs,
+                    seed=args.seed,
+                    split=args.split,
+                    families=args.families,
+                    filler=filler,
+                )
+                desc = f"calibrate K={docs} filler {filler[0]}-{filler[1]}"
+            bar = _progress(len(items) * docs, desc)
             outcomes.extend(
                 calibrate(model.lm, model.tokenizer, items, progress=bar.update).outcomes
             )
@@ -412,6 +433,7 @@ def _measure_cells(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]
         "filler": [list(f) for f in args.filler],
         "items": args.items,
         "families": args.families or "all",
+        "items_kind": "hard" if args.hard else "plain",
         "seed": args.seed,
         "split": args.split,
         "threads": args.threads or os.cpu_count(),
