@@ -55,6 +55,10 @@ def test_reorder_reads_stdin_and_files(
     path.write_text(json.dumps({"chunks": ["a", "b"], "scores": [3, 1], "lengths": [5, 5]}))
     assert main(["reorder", str(path), "--strategy", "relevance"]) == 0
     assert json.loads(capsys.readouterr().out)["order"] == [0, 1]
+    assert main(["reorder", str(path), "--weight-rule", "mass", "--competition", "0.1"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["weight_rule"], result["competition"]) == ("mass", 0.1)
+    assert result["layout"] == {"prefix_tokens": 0, "suffix_tokens": 1}  # the default layout
 
 
 def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -85,6 +89,7 @@ def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ('[{"text": "a", "score": 1}, {"text": "b"}]', [], "every chunk needs 'score'"),
         ('["a", "b"]', ["--model", "gpt-5"], "model='gpt-5'"),
         ('["a", "b"]', ["--prefix-tokens", "-1"], "prefix_tokens=-1"),
+        ('["a", "b"]', ["--competition", "-1"], "competition=-1.0"),
     ],
 )
 def test_reorder_errors_exit_2_with_one_line(

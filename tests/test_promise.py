@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import bookend
 from bookend import (
+    DEFAULT_SUFFIX_TOKENS,
     InfluenceProfile,
     Layout,
     ModelSpec,
@@ -95,8 +96,9 @@ def test_no_chunk_gains_weight_by_being_shorter(
 def test_density_rule_shows_the_old_pull_and_the_length_neutral_rules_do_not(rule: str) -> None:
     """The reason for the change, kept as a check: under ``density`` a short chunk wins the end."""
     scores, lengths = [0.682, 0.591, 0.383, 0.129], [186, 88, 60, 445]
-    old = reorder(list(range(4)), scores, lengths=lengths, weight_rule="density")
-    new = reorder(list(range(4)), scores, lengths=lengths, weight_rule=rule)
+    # The bookend view (no suffix): the final chunk holds the Recency Delta.
+    old = reorder(list(range(4)), scores, lengths=lengths, weight_rule="density", suffix_tokens=0)
+    new = reorder(list(range(4)), scores, lengths=lengths, weight_rule=rule, suffix_tokens=0)
     assert old.order == (2, 0, 3, 1)  # the shortest chunk took the front, the best the middle
     assert not _middle(new.order, 0)
 
@@ -106,10 +108,12 @@ def test_default_puts_the_best_chunk_in_the_heaviest_equal_slot_whatever_the_len
     equal-length weights rank heaviest (the last one for theory profiles), even when it is far
     longer or shorter than the rest."""
     profile = END_HEAVY[0]
-    heaviest = int(np.argmax(profile.slot_weights(5)))
-    for lengths in ([800, 20, 20, 20, 20], [20, 800, 800, 800, 800], [20, 30, 800, 40, 50]):
-        placement = reorder(list(range(5)), [0.9, 0.5, 0.4, 0.3, 0.2], lengths=lengths)
-        assert placement.order[heaviest] == 0
+    for suffix in (0, DEFAULT_SUFFIX_TOKENS):
+        heaviest = int(np.argmax(profile.slot_weights(5, Layout(suffix_tokens=suffix))))
+        for lengths in ([800, 20, 20, 20, 20], [20, 800, 800, 800, 800], [20, 30, 800, 40, 50]):
+            scores = [0.9, 0.5, 0.4, 0.3, 0.2]
+            placement = reorder(list(range(5)), scores, lengths=lengths, suffix_tokens=suffix)
+            assert placement.order[heaviest] == 0
 
 
 @pytest.mark.parametrize("rule", WEIGHT_RULES)
@@ -318,3 +322,20 @@ def test_the_exact_programme_keeps_no_per_lengths_cache() -> None:
 def test_weights_layout_and_rule_are_exported() -> None:
     assert bookend.reorder is reorder
     assert Layout().to_dict() == {"prefix_tokens": 0, "suffix_tokens": 0}
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.sampled_from(["llama-3.1-8b", "gpt2", "smollm2-135m", "qwen2.5-0.5b", "gemma-2-2b"]),
+    st.lists(st.tuples(st.floats(0, 1), st.integers(1, 800)), min_size=1, max_size=16),
+)
+def test_the_default_puts_chunks_in_relevance_order_for_every_theory_profile(
+    model: str, rows: list[tuple[float, int]]
+) -> None:
+    """The answer follows the chunks, so the Recency Delta is never a chunk's and theory weights
+    fall front to back: the default order is the relevance order (ties in input order), the
+    order measured best in ``bench/RESULTS.md``, "Placement quality"."""
+    scores, lengths = [r[0] for r in rows], [r[1] for r in rows]
+    placement = reorder(list(range(len(rows))), scores, model=model, lengths=lengths)
+    assert list(placement.order) == sorted(range(len(rows)), key=lambda i: -placement.relevance[i])
+    assert "suffix=1 tokens (the Recency Delta falls after the chunks" in placement.explain()

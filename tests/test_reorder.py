@@ -55,7 +55,10 @@ def test_positive_scaling_and_shifting_of_scores_change_nothing(
 def test_five_equal_chunks_put_best_and_second_best_at_the_ends() -> None:
     items = [f"chunk {i}" for i in range(5)]
     for model in ("llama-3.1-8b", "gpt2", "qwen2.5-7b"):
-        placement = reorder(items, [0.9, 0.8, 0.5, 0.3, 0.1], model=model, lengths=[100] * 5)
+        # The bookend view: the chunks fill the analysed sequence (no suffix).
+        placement = reorder(
+            items, [0.9, 0.8, 0.5, 0.3, 0.1], model=model, lengths=[100] * 5, suffix_tokens=0
+        )
         assert {placement.order[0], placement.order[-1]} == {0, 1}
         explanation = placement.explain()
         assert "most relevant chunk (0)" in explanation
@@ -66,15 +69,17 @@ def test_five_equal_chunks_put_best_and_second_best_at_the_ends() -> None:
 
 def test_without_scores_input_order_is_relevance_order() -> None:
     placement = reorder(["first", "second", "third", "fourth"], lengths=[10] * 4)
-    assert {placement.order[0], placement.order[-1]} == {0, 1}
+    assert placement.order == (0, 1, 2, 3)  # the default layout: weights fall front to back
     assert placement.relevance.tolist() == [1.0, 0.5, 1 / 3, 0.25]
+    view = reorder(["first", "second", "third", "fourth"], lengths=[10] * 4, suffix_tokens=0)
+    assert {view.order[0], view.order[-1]} == {0, 1}
 
 
 def test_distance_scores_invert_the_ranking() -> None:
     sim = reorder(list("abcd"), [0.1, 0.2, 0.3, 0.9], lengths=[5] * 4)
     dist = reorder(list("abcd"), [0.9, 0.8, 0.7, 0.1], lengths=[5] * 4, distance=True)
     assert sim.order == dist.order
-    assert sim.order[-1] == 3
+    assert sim.order[0] == 3
 
 
 def test_empty_and_single_inputs() -> None:
@@ -219,7 +224,7 @@ def test_a_missing_score_means_input_order_for_all() -> None:
     no_scores = reorder(list("abcd"), lengths=[10] * 4)
     assert with_gap.order == no_scores.order
     assert with_gap.scores is None
-    assert {with_gap.order[0], with_gap.order[-1]} == {0, 1}
+    assert with_gap.order == (0, 1, 2, 3)
     with pytest.raises(ValueError, match="one value per item"):
         reorder(list("abc"), [None, 0.3])
 
@@ -233,5 +238,6 @@ def test_token_counts_below_one_count_as_one() -> None:
 def test_weights_are_computed_on_first_read() -> None:
     placement = reorder(["aa", "bbbbbbbb", "c"], [0.2, 0.9, 0.5])
     assert "weights" not in vars(placement)
-    expected = placement.profile.chunk_weights(placement.lengths[list(placement.order)])
+    lengths = placement.lengths[list(placement.order)]
+    expected = placement.profile.chunk_weights(lengths, placement.layout)
     np.testing.assert_allclose(placement.weights, expected)

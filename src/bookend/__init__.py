@@ -1,9 +1,11 @@
 """bookend: place retrieved chunks where the model reads best.
 
 >>> import bookend
->>> placement = bookend.reorder(["best", "second", "third"], [0.9, 0.5, 0.1])
->>> placement.items[0], placement.items[-1]
-('second', 'best')
+>>> bookend.reorder(["best", "second", "third"], [0.9, 0.5, 0.1]).items  # theory: front first
+['best', 'second', 'third']
+>>> measured = bookend.TabulatedProfile(weights=(0.6, 0.2, 0.9), kind="slot")  # reads last best
+>>> bookend.reorder(["best", "second", "third"], [0.9, 0.5, 0.1], model=measured).items
+['second', 'third', 'best']
 """
 
 from typing import Any
@@ -18,6 +20,7 @@ from bookend.adapter import (
 )
 from bookend.config import (
     DEFAULT_MODEL,
+    DEFAULT_SUFFIX_TOKENS,
     PLACEMENT_OPTIONS,
     LengthsMode,
     ModelLike,
@@ -38,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_SUFFIX_TOKENS",
     "DEFAULT_WEIGHT_RULE",
     "PLACEMENT_OPTIONS",
     "SLOT_KEY",

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from bookend.config import DEFAULT_MODEL, ModelLike, resolve_profile, validation_message
+from bookend.config import (
+    DEFAULT_MODEL,
+    DEFAULT_SUFFIX_TOKENS,
+    ModelLike,
+    resolve_profile,
+    validation_message,
+)
 from bookend.corpus import load_demo_corpus
 from bookend.datafiles import load_data_json
 from bookend.layout import Layout
@@ -25,6 +31,7 @@ from bookend.published import available_profile_presets, published_curves
 from bookend.reorder import Bookend
 from bookend.spec import available_presets
 from bookend.theory import components
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES
 
 __all__ = ["build_parser", "main"]
 
@@ -80,9 +87,9 @@ def _layout_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--suffix-tokens",
         type=int,
-        default=0,
-        help="tokens after the chunks; 0 means the chunks fill the analysed sequence and the "
-        "final chunk holds the Recency Delta (default: 0)",
+        default=DEFAULT_SUFFIX_TOKENS,
+        help="tokens after the chunks (default: 1, the answer); 0 means the chunks fill the "
+        "analysed sequence and the final chunk holds the Recency Delta (the bookend view)",
     )
 
 
@@ -274,6 +281,8 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
     placer: Bookend[int] = Bookend(
         _model(args.model),
         strategy=args.strategy,
+        weight_rule=args.weight_rule,
+        competition=args.competition,
         distance=args.distance,
         budget=args.budget,
         repeat_top=args.repeat_top,
@@ -367,6 +376,18 @@ def build_parser() -> argparse.ArgumentParser:
     reo.add_argument("input", nargs="?", default="-", help="JSON file, or - for stdin")
     _model_arg(reo)
     reo.add_argument("--strategy", choices=STRATEGIES, default="bookend", help="default: bookend")
+    reo.add_argument(
+        "--weight-rule",
+        choices=WEIGHT_RULES,
+        default=DEFAULT_WEIGHT_RULE,
+        help=f"how a span's influence becomes a chunk's weight (default: {DEFAULT_WEIGHT_RULE})",
+    )
+    reo.add_argument(
+        "--competition",
+        type=float,
+        help="chunks compete for the answer: the pull of an irrelevant chunk, c >= 0 "
+        "(default: off, relevance times weight)",
+    )
     reo.add_argument("--distance", action="store_true", help="scores are distances")
     reo.add_argument("--budget", type=int, help="token budget: keep the most relevant that fit")
     reo.add_argument("--repeat-top", action="store_true", help="repeat the top chunk at both ends")

@@ -37,6 +37,7 @@ from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_SUFFIX_TOKENS",
     "PLACEMENT_OPTIONS",
     "LengthsMode",
     "ModelLike",
@@ -50,6 +51,12 @@ __all__ = [
 
 #: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
 DEFAULT_MODEL = "llama-3.1-8b"
+
+#: Prompt tokens after the chunks when the caller says nothing: the model answers after the
+#: chunks, so the final token, which holds the theory's Recency Delta, is never a chunk's. With
+#: this default a theory profile weighs chunks front to back (most relevant first), the order
+#: measured best (``bench/RESULTS.md``, "Placement quality"); ``0`` is the bookend view.
+DEFAULT_SUFFIX_TOKENS = 1
 
 #: What a caller may pass as ``model=``.
 ModelLike: TypeAlias = "str | os.PathLike[str] | ModelSpec | InfluenceProfile | Mapping[str, Any]"
@@ -222,17 +229,20 @@ class PlacementConfig(BaseModel):
         default=0, ge=0, description="Prompt tokens before the chunks (system prompt)."
     )
     suffix_tokens: Count = Field(
-        default=0,
+        default=DEFAULT_SUFFIX_TOKENS,
         ge=0,
         description="Prompt tokens after the chunks (with count_question, besides the question "
-        "each call receives).",
+        "each call receives). The default 1 stands for the answer, which always follows the "
+        "chunks: the theory's Recency Delta falls after them and chunk weights decrease front to "
+        "back (the measured best); 0 makes the chunks fill the analysed sequence, so the final "
+        "chunk holds the delta (the bookend view).",
     )
     count_question: bool = Field(
         default=False,
         description="Add the tokens of the question each call receives (LangChain's input, "
         "LlamaIndex's query, Haystack's run(query=...)) to suffix_tokens, so the layout "
         "describes the whole prompt on every call; False keeps the layout the other settings "
-        "give (with no prefix or suffix, the bookend view: the chunks fill the sequence).",
+        "give.",
     )
     lengths: LengthsMode = Field(
         default="tokens",

@@ -479,8 +479,10 @@ def reorder(
     ``"equal"`` (see :class:`~bookend.PlacementConfig`).
 
     Example:
-        >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1])
-        >>> p.order[0], p.order[-1]
+        >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
+        (0, 1, 2, 3, 4)
+        >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1], suffix_tokens=0)
+        >>> p.order[0], p.order[-1]  # the bookend view: the final chunk holds the Recency Delta
         (1, 0)
     """
     if isinstance(lengths, str):

@@ -219,7 +219,7 @@ class Placement(Generic[T]):
         view = (
             "chunks fill the sequence: the final chunk holds the Recency Delta"
             if self.layout.suffix_tokens == 0
-            else f"whole-prompt view: {self.layout.suffix_tokens} tokens after the chunks"
+            else "the Recency Delta falls after the chunks, on the suffix"
         )
         lines = [
             f"profile: {self.profile.name}",

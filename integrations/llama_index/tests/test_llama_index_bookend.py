@@ -90,11 +90,11 @@ def index() -> VectorStoreIndex:
     return VectorStoreIndex(nodes, embed_model=HashEmbedding())
 
 
-def _expected_texts(index: VectorStoreIndex) -> list[str]:
+def _expected_texts(index: VectorStoreIndex, **settings: Any) -> list[str]:
     """The order bookend gives the nodes the retriever returns, computed with the core alone."""
     retrieved = index.as_retriever(similarity_top_k=TOP_K).retrieve(QUERY)
     llm_texts = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in retrieved]
-    order = _reorder(llm_texts, [n.score for n in retrieved]).order
+    order = _reorder(llm_texts, [n.score for n in retrieved], **settings).order
     return [retrieved[i].node.get_content() for i in order]
 
 
@@ -107,9 +107,10 @@ def test_query_engine_llm_sees_the_bookend_order(index: VectorStoreIndex) -> Non
     engine = index.as_query_engine(
         llm=MockLLM(),  # with no max_tokens, MockLLM answers with the prompt it received
         similarity_top_k=TOP_K,
-        node_postprocessors=[BookendNodePostprocessor()],
+        # The bookend view (no suffix): theory weights form a U, so the reorder is visible.
+        node_postprocessors=[BookendNodePostprocessor(suffix_tokens=0)],
     )
-    expected = _expected_texts(index)
+    expected = _expected_texts(index, suffix_tokens=0)
     response = engine.query(QUERY)
     _assert_in_order(str(response), expected)
     assert [n.node.get_content() for n in response.source_nodes] == expected
@@ -308,11 +309,12 @@ def test_a_path_and_a_tokenizer_name_round_trip(tmp_path: Path) -> None:
 def test_the_query_is_counted_per_call() -> None:
     nodes = _nodes(SCORES)
     query = "which layer of the sunshield is the coldest " * 6
-    post = BookendNodePostprocessor(count_question=True)
+    # From the bookend view (no suffix), where counting the query changes the order.
+    post = BookendNodePostprocessor(count_question=True, suffix_tokens=0)
     expected = _core(nodes, suffix_tokens=_count_words(query))
-    assert expected != _core(nodes)
+    assert expected != _core(nodes, suffix_tokens=0)
     assert _llm_texts(post.postprocess_nodes(nodes, query_str=query)) == expected
-    assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes)
+    assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes, suffix_tokens=0)
 
 
 def test_settings_tokenizer_counts_the_tokens() -> None:

@@ -9,6 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from bookend import (
     DEFAULT_MODEL,
+    DEFAULT_SUFFIX_TOKENS,
     DEFAULT_WEIGHT_RULE,
     PLACEMENT_OPTIONS,
     SLOT_KEY,
@@ -69,14 +70,15 @@ class BookendRanker:
             ``"relevance"``.
         weight_rule: how span influence becomes a document's weight (``bookend.weighing``);
             ``"slot"`` is rank-only placement.
+        competition: ``None`` (relevance times weight) or the pull of an irrelevant document:
+            documents then compete for the answer (``bookend.placement``).
         distance: scores are distances (lower is better).
         repeat_top: put the most relevant document at both ends (annotated copies, or the same
             object twice).
         prefix_tokens: prompt tokens before the documents (see ``bookend.Layout``).
         suffix_tokens: prompt tokens after the documents (besides the query with
-            ``count_question``).
-        count_question: add the tokens of ``run(query=...)`` to ``suffix_tokens`` on each call
-            (the whole-prompt view); off by default (the bookend view).
+            ``count_question``); the default 1 stands for the answer (``bookend.PlacementConfig``).
+        count_question: add the tokens of ``run(query=...)`` to ``suffix_tokens`` on each call.
         lengths: ``"tokens"`` or ``"equal"`` (rank-only placement).
         tokenizer: a tiktoken encoding name or a local Hugging Face tokenizer path; ``None``
             counts about four characters a token.
@@ -98,10 +100,11 @@ class BookendRanker:
         model: ModelLike = DEFAULT_MODEL,
         strategy: Strategy = "bookend",
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
+        competition: float | None = None,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
-        suffix_tokens: int = 0,
+        suffix_tokens: int = DEFAULT_SUFFIX_TOKENS,
         count_question: bool = False,
         lengths: LengthsMode = "tokens",
         tokenizer: str | None = None,
@@ -116,6 +119,7 @@ class BookendRanker:
         self.model = config.model
         self.strategy: Strategy = config.strategy
         self.weight_rule: WeightRule = config.weight_rule
+        self.competition = config.competition
         self.distance = config.distance
         self.top_k = config.top_k
         self.budget = config.budget

@@ -1,0 +1,15 @@
+"""The examples in the core's docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize("module", ["bookend", "bookend.reorder", "bookend.config", "bookend.spec"])
+def test_docstring_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
