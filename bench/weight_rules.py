@@ -5,9 +5,10 @@ Which rule turns the influence on a chunk's span into its weight (``bookend.weig
 mean length), ``density`` (mean density, the first design) and ``slot`` (rank-only).
 
 * **Stress set** (no model): random instances, K 3..20, token lengths 20..800, with and without
-  scores, on theory presets (chunks filling the sequence, and the whole-prompt view) and the
-  ``liu2023:*`` curves. Counts how often the most relevant chunk lands outside the two end slots,
-  and how often it misses the slot that the profile's equal-length weights rank heaviest.
+  scores, on theory presets (the bookend view, ``suffix_tokens=0``, and the whole-prompt view)
+  and the ``liu2023:*`` curves. Counts how often the most relevant chunk lands outside the two
+  end slots, and how often it misses the slot that the profile's equal-length weights rank
+  heaviest.
 * **Curve panel with lengths** (no model): each Liu et al. 2023 curve is the truth (accuracy by the
   gold document's slot), the gold document's retrieval rank follows a geometric law, lengths are
   random; bookend places with the theory default under each rule. Expected accuracy per rule, and
@@ -52,7 +53,8 @@ def _heaviest_end_profiles() -> dict[str, tuple[Any, dict[str, int]]]:
     """Profiles and layouts of the stress set, all heaviest at an end with equal lengths."""
     out: dict[str, tuple[Any, dict[str, int]]] = {}
     for name in THEORY_PRESETS:
-        out[name] = (resolve_profile(name), {})
+        # The bookend view (the chunks fill the sequence): the rules differ most there.
+        out[name] = (resolve_profile(name), {"suffix_tokens": 0})
         out[f"{name} (whole prompt)"] = (
             resolve_profile(name),
             {"prefix_tokens": 150, "suffix_tokens": 40},
@@ -98,7 +100,12 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     curves = liu2023_curves()
     totals: dict[str, list[float]] = {rule: [] for rule in (*WEIGHT_RULES, "oracle")}
-    placer = {rule: bookend.Bookend("llama-3.1-8b", weight_rule=rule) for rule in WEIGHT_RULES}
+    # The bookend view, as recorded: with the default layout every theory profile places by
+    # relevance whatever the rule.
+    placer = {
+        rule: bookend.Bookend("llama-3.1-8b", weight_rule=rule, suffix_tokens=0)
+        for rule in WEIGHT_RULES
+    }
     for index in range(n_instances):
         curve = curves[index % len(curves)]
         k = int(rng.integers(3, 21))
@@ -156,7 +163,10 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
         items = generate_items(
             n_items, k, seed=seed + k, split="evaluation", families=("birthplace", "access_code")
         )
-        placers = {rule: bookend.Bookend("smollm2-135m", weight_rule=rule) for rule in WEIGHT_RULES}
+        placers = {
+            rule: bookend.Bookend("smollm2-135m", weight_rule=rule, suffix_tokens=0)
+            for rule in WEIGHT_RULES
+        }
         bar = tqdm(total=len(items) * len(scorers), desc=f"K={k}", unit="item")
         for item in items:
             lengths = [len(model.tokenizer.encode(d)) for d in item.documents]
