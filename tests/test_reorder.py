@@ -156,7 +156,9 @@ def test_model_forms_and_layout() -> None:
     assert reorder(["a", "b"], model=spec).profile.name == spec.label()
     suffix = reorder(list("abcde"), [5, 4, 3, 2, 1], lengths=[20] * 5, suffix_tokens=400)
     assert suffix.order[0] == 0  # delta on the question: the front is strongest
-    assert "whole-prompt view" in suffix.explain()
+    assert "the Recency Delta falls after the chunks" in suffix.explain()
+    view = reorder(list("abcde"), [5, 4, 3, 2, 1], lengths=[20] * 5, suffix_tokens=0)
+    assert "the final chunk holds the Recency Delta" in view.explain()
 
 
 def test_strategies_compare_with_the_framework_patterns() -> None:
