@@ -75,6 +75,7 @@ def test_user_jsonl_end_to_end_through_the_cli(
     names = set(report["strategies"])
     assert {"bookend-theory", "bookend-rank-only", "random", "retrieval", "reversed"} <= names
     assert "bookend-compete vs random" in report["paired"]
+    assert report["settings"]["profiles"]["compete"]["competition"] == 0.05
     assert "bookend-theory vs random" in report["paired"]
     assert "bookend-theory vs retrieval" in report["paired"]
     first = report["items"][0]["results"]

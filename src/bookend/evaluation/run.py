@@ -191,8 +191,13 @@ def _position_curve(
     return out
 
 
-def _describe(source: Any) -> str:
-    """How an input appears in the report's settings."""
+def _describe(source: Any) -> Any:
+    """How an input appears in the report's settings (a placement config: its JSON form)."""
+    if isinstance(source, bookend.PlacementConfig):
+        try:
+            return source.model_dump(mode="json")
+        except ValueError:  # a profile object without a JSON form
+            return repr(source)
     if source is None:
         return "built-in"
     if isinstance(source, (str, Path)):
@@ -365,7 +370,12 @@ def evaluate(
         "retrievers": names,
         "random_draws": random_draws,
         "oracle": oracle,
-        "profiles": {name: _describe(p) for name, p in (profiles or {}).items()},
+        "profiles": {
+            name: p.model_dump(mode="json")
+            if isinstance(p, bookend.PlacementConfig)
+            else _describe(p)
+            for name, p in (profiles or {}).items()
+        },
         "theory": str(theory),
         "device": device,
         "dtype": dtype,
