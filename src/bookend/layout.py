@@ -17,10 +17,11 @@ class Layout:
         prefix_tokens: tokens before the first chunk (system prompt, instructions).
         suffix_tokens: tokens after the last chunk (the question, the answer cue).
 
-    With the default ``0, 0`` the chunks fill the analysed sequence, so the final chunk holds the
-    final token and with it the theory's Recency Delta: the weights form a U (the bookend view).
-    With a suffix, the delta falls on the suffix and, at initialisation, chunk weights decrease from
-    front to back (the whole-prompt view).
+    With ``0, 0`` (this class's default, the primitive) the chunks fill the analysed sequence, so
+    the final chunk holds the final token and with it the theory's Recency Delta: the weights form
+    a U (the bookend view). With a suffix, the delta falls on the suffix and, at initialisation,
+    chunk weights decrease from front to back. Placement (:class:`~bookend.PlacementConfig`)
+    defaults to ``suffix_tokens=1``: the answer always follows the chunks.
     """
 
     prefix_tokens: int = 0

@@ -43,8 +43,9 @@ class BookendReorder(
     * document transformer: ``transform_documents`` / ``atransform_documents``.
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
-    ``strategy``, ``distance``, ``top_k``, ``budget``, ``repeat_top``, ``prefix_tokens``,
-    ``suffix_tokens``, ``count_question``, ``lengths``, ``tokenizer``, ``exact_max_k``), checked
+    ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
+    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``lengths``,
+    ``tokenizer``, ``exact_max_k``), checked
     at construction; unknown settings raise. Each call places with the settings as they are
     then, so ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question
     the call receives is counted after the documents. A ``ModelSpec`` or profile object given as

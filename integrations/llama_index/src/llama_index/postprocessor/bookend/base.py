@@ -30,8 +30,9 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     ``ReRankStartEvent`` / ``ReRankEndEvent`` and a ``RERANKING`` callback event.
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
-    ``strategy``, ``distance``, ``top_k``, ``budget``, ``repeat_top``, ``prefix_tokens``,
-    ``suffix_tokens``, ``count_question``, ``lengths``, ``tokenizer``, ``exact_max_k``), checked
+    ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
+    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``lengths``,
+    ``tokenizer``, ``exact_max_k``), checked
     at construction and on assignment; unknown settings raise. Each call places with the settings
     as they are then; with ``count_question=True`` the query it receives is counted after the
     nodes. A ``ModelSpec`` or profile object given as ``model`` is stored in its JSON form, so
