@@ -427,8 +427,13 @@ def answer_shares(
     """Per row of ``orders``, the expected share of the answer drawn from the right chunk:
     ``J(o) = sum_p pi[o_p] (pi[o_p] + c) w_p / sum_p (pi[o_p] + c) w_p`` with
     ``pi = relevance / sum(relevance)`` and ``c = competition``."""
-    idx = np.asarray(orders, dtype=np.int64)
-    pi = _answer_probabilities(relevance)
+    return _shares(
+        np.asarray(orders, dtype=np.int64), _answer_probabilities(relevance), weigher, competition
+    )
+
+
+def _shares(idx: IntArray, pi: FloatArray, weigher: ChunkWeigher, competition: float) -> FloatArray:
+    """:func:`answer_shares` with the answer probabilities ``pi`` already computed."""
     pull = (pi + competition)[idx] * weigher.weights_of_orders(idx)
     total = pull.sum(axis=-1)
     return np.asarray(
@@ -455,13 +460,13 @@ def competing_order(
     if relevance.size <= 1:
         return order
     pi = _answer_probabilities(relevance)
-    best = float(answer_shares(order, relevance, weigher, competition))
+    best = float(_shares(order, pi, weigher, competition))
     for _ in range(_DINKELBACH_STEPS):
         gain = (pi + competition) * (pi - best)
         # Shifted to be non-negative, as the structured paths assume; the rules this is exact
         # for give every order the same total weight, so the shift changes no decision.
         step = _optimal(np.round(gain - gain.min(), 12), weigher, exact_max_k, groups)
-        value = float(answer_shares(step, relevance, weigher, competition))
+        value = float(_shares(step, pi, weigher, competition))
         if value <= best * (1 + _TIE):
             break
         order, best = step, value
