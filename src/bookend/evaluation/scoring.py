@@ -1,9 +1,16 @@
 """Scoring continuations of a prompt with a causal LM, with an on-disk cache of model calls.
 
-One model call scores one prompt: the prompt is run once with a key-value cache, which is then
-repeated for every continuation (the candidates, or the answer alone) in one batched pass. For each
+One model call scores one prompt: the prompt is run once with a key-value cache, and the
+continuations (the candidates, or the answer alone) are then run after it in one pass. For each
 continuation ``c`` it returns the total log-probability ``sum_t ln P(c_t | prompt, c_<t)`` and
 whether greedy decoding would produce it (every token is the most likely one).
+
+The continuation pass packs every continuation into one sequence after the prompt's cache, with a
+block mask that lets each continuation see the prompt and its own earlier tokens only (and
+positions that restart after the prompt), so the prompt's cache is extended once. Models whose
+cache is not a plain append-only one (sliding-window layers, as in Gemma 3) instead get the cache
+repeated once per continuation, a batch that copies it K times; both give the same numbers as
+scoring ``prompt + c`` from scratch (tested).
 
 :class:`CallCache` keeps the results in a JSONL file keyed by a hash of (model id, prompt,
 continuations), written as each call finishes, so an interrupted run resumes where it stopped.
@@ -50,23 +57,68 @@ def score_continuations(
         top = int(first.argmax())
         logprob = [float(first[c[0]]) for c in cand]
         greedy = [c[0] == top for c in cand]
-        longest = max(len(c) for c in cand)
-        if longest > 1:
-            cache = out.cache
-            cache.batch_repeat_interleave(len(cand))
-            # Right padding is harmless: a causal model never lets a later (pad) token affect an
-            # earlier one, and only real positions are read.
-            batch = torch.zeros((len(cand), longest - 1), dtype=torch.long, device=device)
-            for k, c in enumerate(cand):
-                batch[k, : len(c) - 1] = torch.tensor(c[:-1])
-            logits = lm(input_ids=batch, cache=cache).logits.float()
-            logp = torch.log_softmax(logits, dim=-1)
-            best = logp.argmax(dim=-1)
-            for k, c in enumerate(cand):
-                for t in range(1, len(c)):
-                    logprob[k] += float(logp[k, t - 1, c[t]])
-                    greedy[k] = greedy[k] and int(best[k, t - 1]) == c[t]
+        longer = [k for k, c in enumerate(cand) if len(c) > 1]
+        if longer:
+            pass_ = _packed_pass if _appendable(out.cache) else _batched_pass
+            # rows[k][t - 1]: log-probabilities of the token after c_<t (t >= 1) of continuation k
+            rows = pass_(lm, out.cache, prompt_ids.shape[1], [cand[k] for k in longer])
+            for k, logp in zip(longer, rows, strict=True):
+                best = logp.argmax(dim=-1)
+                for t in range(1, len(cand[k])):
+                    logprob[k] += float(logp[t - 1, cand[k][t]])
+                    greedy[k] = greedy[k] and int(best[t - 1]) == cand[k][t]
     return Continuations(tuple(logprob), tuple(greedy))
+
+
+def _appendable(cache: Any) -> bool:
+    """Whether every layer of the cache is a plain append-only one (no sliding window)."""
+    from transformers.cache_utils import DynamicLayer
+
+    layers = getattr(cache, "layers", None) or []
+    return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+
+
+def _packed_pass(lm: Any, cache: Any, prompt_len: int, cand: Sequence[list[int]]) -> list[Any]:
+    """All continuations in one sequence after the prompt, each masked off from the others."""
+    import torch
+
+    device = next(lm.parameters()).device
+    inputs = [c[:-1] for c in cand]
+    total = sum(len(c) for c in inputs)
+    ids = torch.tensor([[t for c in inputs for t in c]], dtype=torch.long, device=device)
+    positions = torch.tensor(
+        [[prompt_len + t for c in inputs for t in range(len(c))]], dtype=torch.long, device=device
+    )
+    mask = torch.zeros((1, 1, total, prompt_len + total), dtype=torch.bool, device=device)
+    mask[..., :prompt_len] = True
+    starts = []
+    start = 0
+    for c in inputs:
+        end = start + len(c)
+        block = torch.ones((len(c), len(c)), dtype=torch.bool, device=device).tril()
+        mask[0, 0, start:end, prompt_len + start : prompt_len + end] = block
+        starts.append(start)
+        start = end
+    logits = lm(input_ids=ids, position_ids=positions, attention_mask=mask, cache=cache).logits
+    logp = torch.log_softmax(logits[0].float(), dim=-1)
+    return [logp[s : s + len(c)] for s, c in zip(starts, inputs, strict=True)]
+
+
+def _batched_pass(lm: Any, cache: Any, prompt_len: int, cand: Sequence[list[int]]) -> list[Any]:
+    """One batch row per continuation, on a copy of the prompt's cache per row."""
+    import torch
+
+    del prompt_len  # the cache knows it
+    device = next(lm.parameters()).device
+    longest = max(len(c) for c in cand)
+    cache.batch_repeat_interleave(len(cand))
+    # Right padding is harmless: a causal model never lets a later (pad) token affect an earlier
+    # one, and only real positions are read.
+    batch = torch.zeros((len(cand), longest - 1), dtype=torch.long, device=device)
+    for k, c in enumerate(cand):
+        batch[k, : len(c) - 1] = torch.tensor(c[:-1])
+    logp = torch.log_softmax(lm(input_ids=batch, cache=cache).logits.float(), dim=-1)
+    return [logp[k, : len(c) - 1] for k, c in enumerate(cand)]
 
 
 def call_key(model_id: str, prompt: str, continuations: Sequence[str]) -> str:
