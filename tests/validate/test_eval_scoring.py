@@ -25,19 +25,16 @@ def _from_scratch(lm: Any, tokenizer: Any, prompt: str, continuation: str) -> tu
     return total, greedy
 
 
-def _gemma3_config() -> Any:
-    """A tiny Gemma 3 whose sliding window (8) is far shorter than the prompt."""
+def _gemma3_config(llama: Any) -> Any:
+    """The tiny Llama's sizes as a Gemma 3 with a sliding window (8) far shorter than the prompt."""
+    shared = ("hidden_size", "intermediate_size", "num_attention_heads", "vocab_size")
     return transformers.Gemma3TextConfig(
-        hidden_size=64,
-        intermediate_size=128,
+        **{name: getattr(llama, name) for name in shared},
         num_hidden_layers=3,
-        num_attention_heads=4,
         num_key_value_heads=1,
         head_dim=16,
-        vocab_size=256,
         sliding_window=8,
         layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        max_position_embeddings=512,
         bos_token_id=None,
         eos_token_id=None,
         pad_token_id=None,
@@ -53,7 +50,11 @@ def test_scores_equal_the_from_scratch_definition(
     byte_tokenizer: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    config = {"llama": llama_config, "qwen2": qwen2_config(), "gemma3": _gemma3_config()}[arch]
+    config = {
+        "llama": llama_config,
+        "qwen2": qwen2_config(),
+        "gemma3": _gemma3_config(llama_config),
+    }[arch]
     transformers.set_seed(0)
     lm = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa").eval()
     used: list[str] = []
