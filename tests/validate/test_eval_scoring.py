@@ -41,18 +41,22 @@ def _gemma3_config(llama: Any) -> Any:
     )
 
 
-@pytest.mark.parametrize(("arch", "packed"), [("llama", True), ("qwen2", True), ("gemma3", False)])
+@pytest.mark.parametrize(
+    ("arch", "packed"), [("llama", True), ("qwen2", True), ("gpt2", True), ("gemma3", False)]
+)
 def test_scores_equal_the_from_scratch_definition(
     arch: str,
     packed: bool,
     llama_config: Any,
     qwen2_config: Any,
+    gpt2_config: Any,
     byte_tokenizer: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     config = {
         "llama": llama_config,
         "qwen2": qwen2_config(),
+        "gpt2": gpt2_config(),
         "gemma3": _gemma3_config(llama_config),
     }[arch]
     transformers.set_seed(0)
