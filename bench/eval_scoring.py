@@ -17,21 +17,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from bookend.evaluation import scoring
 from bookend.evaluation.items import from_probe
+from bookend.evaluation.scoring import score_continuations
 from bookend.validate.hard_probe import generate_hard_items
 from bookend.validate.weights import load_trained
 
 
-def _timed(path: Callable[[Any], bool], model: Any, prompt: str, cands: list[str]) -> Any:
-    scoring._appendable = path  # type: ignore[assignment]  # choose the pass for this call
+def _timed(packed: bool, model: Any, prompt: str, cands: list[str]) -> Any:
     started = time.perf_counter()
-    result = scoring.score_continuations(model.lm, model.tokenizer, prompt, cands)
+    result = score_continuations(model.lm, model.tokenizer, prompt, cands, packed=packed)
     return time.perf_counter() - started, result
 
 
@@ -44,7 +42,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     model = load_trained(args.weights)
-    packed, batched = (lambda _cache: True), (lambda _cache: False)
     print(f"{args.weights}, float32, {args.threads} thread(s); median seconds per call")
     print(f"{'K':>3} {'tokens':>7} {'packed':>8} {'batched':>8} {'ratio':>6} {'max |diff|':>11}")
     for k in args.docs:
@@ -58,8 +55,8 @@ def main(argv: list[str] | None = None) -> None:
             prompt = item.prompt(list(range(len(item.documents))))
             cands = list(item.continuations)
             tokens.append(len(model.tokenizer.encode(prompt)))
-            t_packed, a = _timed(packed, model, prompt, cands)
-            t_batched, b = _timed(batched, model, prompt, cands)
+            t_packed, a = _timed(True, model, prompt, cands)
+            t_batched, b = _timed(False, model, prompt, cands)
             times["packed"].append(t_packed)
             times["batched"].append(t_batched)
             diff = max(diff, *(abs(x - y) for x, y in zip(a.logprob, b.logprob, strict=True)))

@@ -370,12 +370,7 @@ def evaluate(
         "retrievers": names,
         "random_draws": random_draws,
         "oracle": oracle,
-        "profiles": {
-            name: p.model_dump(mode="json")
-            if isinstance(p, bookend.PlacementConfig)
-            else _describe(p)
-            for name, p in (profiles or {}).items()
-        },
+        "profiles": {name: _describe(p) for name, p in (profiles or {}).items()},
         "theory": str(theory),
         "device": device,
         "dtype": dtype,

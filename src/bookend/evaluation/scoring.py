@@ -19,6 +19,7 @@ continuations), written as each call finishes, so an interrupted run resumes whe
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,9 +38,18 @@ class Continuations:
 
 
 def score_continuations(
-    lm: Any, tokenizer: Any, prompt: str, continuations: Sequence[str]
+    lm: Any,
+    tokenizer: Any,
+    prompt: str,
+    continuations: Sequence[str],
+    *,
+    packed: bool | None = None,
 ) -> Continuations:
     """Score each ``" " + continuation`` after ``prompt`` (see the module docstring).
+
+    ``packed`` chooses the continuation pass: ``None`` (default) packs them when the model's cache
+    is a plain append-only one, ``False`` forces the batched pass (``True`` is only exact for
+    such caches).
 
     Raises:
         ValueError: when a continuation encodes to no tokens.
@@ -59,9 +69,11 @@ def score_continuations(
         greedy = [c[0] == top for c in cand]
         longer = [k for k, c in enumerate(cand) if len(c) > 1]
         if longer:
-            pass_ = _packed_pass if _appendable(out.cache) else _batched_pass
+            if packed is None:
+                packed = _appendable(out.cache)
+            pass_ = _packed_pass if packed else _batched_pass
             # rows[k][t - 1]: log-probabilities of the token after c_<t (t >= 1) of continuation k
-            rows = pass_(lm, out.cache, prompt_ids.shape[1], [cand[k] for k in longer])
+            rows = pass_(lm, out.cache, prompt_ids, [cand[k] for k in longer])
             for k, logp in zip(longer, rows, strict=True):
                 best = logp.argmax(dim=-1)
                 for t in range(1, len(cand[k])):
@@ -78,11 +90,11 @@ def _appendable(cache: Any) -> bool:
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
 
 
-def _packed_pass(lm: Any, cache: Any, prompt_len: int, cand: Sequence[list[int]]) -> list[Any]:
+def _packed_pass(lm: Any, cache: Any, prompt_ids: Any, cand: Sequence[list[int]]) -> list[Any]:
     """All continuations in one sequence after the prompt, each masked off from the others."""
     import torch
 
-    device = next(lm.parameters()).device
+    prompt_len, device = prompt_ids.shape[1], prompt_ids.device
     inputs = [c[:-1] for c in cand]
     total = sum(len(c) for c in inputs)
     ids = torch.tensor([[t for c in inputs for t in c]], dtype=torch.long, device=device)
@@ -91,25 +103,20 @@ def _packed_pass(lm: Any, cache: Any, prompt_len: int, cand: Sequence[list[int]]
     )
     mask = torch.zeros((1, 1, total, prompt_len + total), dtype=torch.bool, device=device)
     mask[..., :prompt_len] = True
-    starts = []
-    start = 0
-    for c in inputs:
-        end = start + len(c)
+    starts = [0, *itertools.accumulate(len(c) for c in inputs)][:-1]
+    for start, c in zip(starts, inputs, strict=True):
         block = torch.ones((len(c), len(c)), dtype=torch.bool, device=device).tril()
-        mask[0, 0, start:end, prompt_len + start : prompt_len + end] = block
-        starts.append(start)
-        start = end
+        mask[0, 0, start : start + len(c), prompt_len + start : prompt_len + start + len(c)] = block
     logits = lm(input_ids=ids, position_ids=positions, attention_mask=mask, cache=cache).logits
     logp = torch.log_softmax(logits[0].float(), dim=-1)
     return [logp[s : s + len(c)] for s, c in zip(starts, inputs, strict=True)]
 
 
-def _batched_pass(lm: Any, cache: Any, prompt_len: int, cand: Sequence[list[int]]) -> list[Any]:
+def _batched_pass(lm: Any, cache: Any, prompt_ids: Any, cand: Sequence[list[int]]) -> list[Any]:
     """One batch row per continuation, on a copy of the prompt's cache per row."""
     import torch
 
-    del prompt_len  # the cache knows it
-    device = next(lm.parameters()).device
+    device = prompt_ids.device
     longest = max(len(c) for c in cand)
     cache.batch_repeat_interleave(len(cand))
     # Right padding is harmless: a causal model never lets a later (pad) token affect an earlier
