@@ -75,7 +75,8 @@ eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)
 	$(BIN)/bookend eval --weights smollm2 --quick --out bookend-eval-quick
 
 ## eval: the recorded "Placement quality (bookend eval)" runs of bench/RESULTS.md (hours on 2 cores;
-## resumable through each run's calls.jsonl). K = 20 drops the previous-default view and the oracle.
+## resumable through each run's calls.jsonl). K = 20 and the transfer run (families calibration never saw)
+## drop the previous-default view and the oracle.
 EVAL_RUN = $(BIN)/bookend eval --items 150 --random-draws 2 --threads 1
 SMOLLM2_EVAL = --weights smollm2 --profile fitted=bench/validator/smollm2-135m-fitted-profile.json --profile hard-slots=bench/validator/smollm2-135m-hard-slots.json
 GEMMA3_EVAL = --weights gemma3-270m --profile hard-slots=bench/validator/gemma3-270m-hard-slots.json
@@ -84,6 +85,7 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach k,10 9,$(EVAL_RUN) $(GEMMA3_EVAL) --docs $(k) --config view=bench/eval/configs/gemma3-view.json --out bench/eval/gemma3-k$(k) &&) true
 	$(EVAL_RUN) $(SMOLLM2_EVAL) --docs 20 --no-oracle --out bench/eval/smollm2-k20
 	$(EVAL_RUN) $(GEMMA3_EVAL) --docs 20 --no-oracle --out bench/eval/gemma3-k20
+	$(EVAL_RUN) $(SMOLLM2_EVAL) --docs 10 --no-oracle --families product pet_colour --out bench/eval/smollm2-transfer-k10
 
 ## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
 validator: $(SMOLLM2_STAMP)

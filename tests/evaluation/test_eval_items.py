@@ -9,7 +9,7 @@ import pytest
 from bookend.evaluation.items import EvalItem, load_jsonl
 from bookend.evaluation.retrieval import bm25_scores, rank
 from bookend.validate.hard_probe import MAX_TOKENS, MIN_TOKENS, generate_hard_items
-from bookend.validate.probe import SPLIT_OFFSETS
+from bookend.validate.probe import SPLIT_OFFSETS, generate_items
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "eval_items.jsonl"
 
@@ -102,3 +102,30 @@ def test_hard_items_lengths_splits_and_determinism() -> None:
     assert min(i.item_id for i in items) == SPLIT_OFFSETS["evaluation"]
     with pytest.raises(ValueError, match="n_docs"):
         generate_hard_items(1, 30, families=["pet_colour"])
+
+
+@pytest.mark.parametrize(
+    ("k", "near", "entity", "families"),
+    [(3, 1, 0, ["pet_colour"]), (10, 2, 2, ["product", "birthplace"]), (20, 2, 3, ["access_code"])],
+)
+def test_hard_items_record_each_documents_role(
+    k: int, near: int, entity: int, families: list[str]
+) -> None:
+    for item in generate_hard_items(12, k, families=families):
+        assert len(item.roles) == k
+        assert item.roles[item.gold] == "gold"
+        counts = Counter(item.roles)
+        assert (counts["gold"], counts["near-duplicate"], counts["entity-distractor"]) == (
+            1,
+            near,
+            entity,
+        )
+        assert counts["family-distractor"] == k - 1 - near - entity
+        gold_sentences = set(item.documents[item.gold].split(". "))
+        for document, role in zip(item.documents, item.roles, strict=True):
+            if role == "near-duplicate":  # the gold document with its one fact swapped
+                assert len(gold_sentences ^ set(document.split(". "))) == 2
+
+
+def test_plain_items_record_no_roles() -> None:
+    assert all(item.roles == () for item in generate_items(3, 4))

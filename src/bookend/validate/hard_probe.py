@@ -40,8 +40,11 @@ from bookend.validate.probe import (
     checked_families,
 )
 
-__all__ = ["DISTRACTORS", "MAX_TOKENS", "MIN_TOKENS", "generate_hard_items"]
+__all__ = ["DISTRACTORS", "MAX_TOKENS", "MIN_TOKENS", "ROLES", "generate_hard_items"]
 
+#: Each document's part in an item (``ProbeItem.roles``), in the module docstring's terms.
+GOLD, NEAR, ENTITY, FAMILY = "gold", "near-duplicate", "entity-distractor", "family-distractor"
+ROLES = (GOLD, NEAR, ENTITY, FAMILY)
 MIN_TOKENS = 20
 MAX_TOKENS = 400
 _TOKENS_PER_WORD = 1.3
@@ -195,10 +198,12 @@ def _item(item_id: int, split: str, family: str, n_docs: int, rng: random.Random
             template.fact.format(entity=gold_entity, value=values[0]), gold_filler, gold_position
         )
     ]
-    roles = ("near", "entity", "near", "entity", "entity")[: min(5, (n_docs - 1) // 2)]
+    roles = [GOLD]
+    competitors = (NEAR, ENTITY, NEAR, ENTITY, ENTITY)[: min(5, (n_docs - 1) // 2)]
     taken = set(entities)
-    for role, k in zip(roles, range(1, n_docs), strict=False):
-        if role == "near":
+    for role, k in zip(competitors, range(1, n_docs), strict=False):
+        roles.append(role)
+        if role == NEAR:
             near = _near_entity(family, gold_entity, rng, taken)
             taken.add(near)
             fact = template.fact.format(entity=near, value=values[k])
@@ -208,6 +213,7 @@ def _item(item_id: int, split: str, family: str, n_docs: int, rng: random.Random
             fact = distractor.format(entity=gold_entity, value=values[k])
             documents.append(_place(fact, _filler(rng, _target_words(rng)), rng.random()))
     for k in range(len(documents), n_docs):
+        roles.append(FAMILY)
         fact = template.fact.format(entity=entities[k], value=values[k])
         documents.append(_place(fact, _filler(rng, _target_words(rng)), rng.random()))
     shuffle = list(range(n_docs))
@@ -221,6 +227,7 @@ def _item(item_id: int, split: str, family: str, n_docs: int, rng: random.Random
         gold=shuffle.index(0),
         question=template.question.format(entity=gold_entity),
         answer_prefix=template.answer_prefix.format(entity=gold_entity),
+        roles=tuple(roles[i] for i in shuffle),
     )
 
 

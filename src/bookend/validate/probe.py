@@ -135,7 +135,12 @@ FAMILIES: dict[str, _Family] = {
 
 @dataclass(frozen=True)
 class ProbeItem:
-    """One lookup item (see the module docstring)."""
+    """One lookup item (see the module docstring).
+
+    ``roles`` names each document's part in a hard item
+    (:data:`bookend.validate.hard_probe.ROLES`; ``roles[gold] == "gold"``); plain items leave it
+    empty.
+    """
 
     item_id: int
     split: str
@@ -146,6 +151,7 @@ class ProbeItem:
     question: str
     answer_prefix: str
     filler: tuple[int, int] = DEFAULT_FILLER
+    roles: tuple[str, ...] = ()
 
     @property
     def gold_answer(self) -> str:
