@@ -100,6 +100,7 @@ def analyse(report: dict[str, Any], metric: str, draws: int) -> dict[str, Any]:
     return {
         "model": Path(report["model"]).name,
         "k": k,
+        "families": report["settings"]["families"],
         "n_items": report["n_items"],
         "rows": len(scores),
         "metric": metric,
@@ -117,7 +118,8 @@ def render(result: dict[str, Any]) -> str:
         return f"{100 * t['coef']:+.1f} [{100 * t['ci_low']:+.1f}, {100 * t['ci_high']:+.1f}]"
 
     lines = [
-        f"#### {result['model']}, K = {k}, n = {result['n_items']} ({result['rows']} orders)",
+        f"#### {result['model']}, K = {k}, {'/'.join(result['families'])}, "
+        f"n = {result['n_items']} ({result['rows']} orders)",
         "",
         "| term | points |",
         "|---|---|",
