@@ -65,6 +65,8 @@ def analyse(report: dict[str, Any], metric: str, draws: int) -> dict[str, Any]:
             rows[(index, tuple(result["order"]))] = row
             strategy = RANDOM if name.startswith(f"{RANDOM}#") else name
             by_strategy.setdefault(strategy, []).append(row)
+    if RANDOM not in by_strategy:
+        raise ValueError("needs a report with random draws (bookend eval --random-draws >= 1)")
     groups = np.array([index for index, _ in rows])
     features = np.array([row[0] for row in rows.values()])
     scores = np.array([row[1] for row in rows.values()])
