@@ -28,6 +28,7 @@ from placement_quality.order_effects import (
     order_features,
 )
 
+from bookend.evaluation.items import from_probe
 from bookend.validate.hard_probe import generate_hard_items
 
 BENCH = Path(__file__).resolve().parent
@@ -46,7 +47,7 @@ def _item_roles(report: dict[str, Any]) -> dict[str, tuple[str, ...]]:
         split=settings["split"],
         families=settings["families"],
     )
-    return {f"{item.split}:{item.item_id}": item.roles for item in items}
+    return {from_probe(item).item_id: item.roles for item in items}
 
 
 def analyse(report: dict[str, Any], metric: str, draws: int) -> dict[str, Any]:
@@ -60,8 +61,8 @@ def analyse(report: dict[str, Any], metric: str, draws: int) -> dict[str, Any]:
         for name, result in item["results"].items():
             if name == RANDOM:  # the draws' average; the draws themselves are rows
                 continue
-            features = order_features(result["order"], roles[item["id"]], retrieval_order)
-            row = (features, result[metric])
+            described = order_features(result["order"], roles[item["id"]], retrieval_order)
+            row = (described, result[metric])
             rows[(index, tuple(result["order"]))] = row
             strategy = RANDOM if name.startswith(f"{RANDOM}#") else name
             by_strategy.setdefault(strategy, []).append(row)

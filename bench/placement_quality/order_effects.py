@@ -28,6 +28,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from bookend.validate.hard_probe import GOLD, ROLES
+from placement_quality.expected import slots_of_ranks
+
 __all__ = [
     "COMPETING_ROLES",
     "SORTEDNESS",
@@ -39,7 +42,7 @@ __all__ = [
 ]
 
 #: Roles counted when they precede the gold (``hard_probe.ROLES`` without the gold).
-COMPETING_ROLES = ("near-duplicate", "entity-distractor", "family-distractor")
+COMPETING_ROLES = tuple(role for role in ROLES if role != GOLD)
 SORTEDNESS = "sortedness |rho|"
 
 
@@ -61,9 +64,7 @@ def sortedness(order: Sequence[int], retrieval_order: Sequence[int]) -> float:
     k = len(order)
     _checked_permutation(order, k, "order")
     _checked_permutation(retrieval_order, k, "retrieval_order")
-    slots, ranks = np.empty(k), np.empty(k)
-    slots[list(order)] = np.arange(k)
-    ranks[list(retrieval_order)] = np.arange(k)
+    slots, ranks = slots_of_ranks(order), slots_of_ranks(retrieval_order)
     # Spearman on untied ranks: 1 - 6 sum d^2 / (K (K^2 - 1)).
     return float(abs(1.0 - 6.0 * np.sum((slots - ranks) ** 2) / (k * (k * k - 1))))
 
@@ -81,12 +82,15 @@ def order_features(
     """
     k = len(roles)
     _checked_permutation(order, k, "order")
-    if list(roles).count("gold") != 1:
-        raise ValueError(f"roles must name exactly one 'gold' document, got roles={list(roles)!r}")
-    slot = [roles[j] for j in order].index("gold")
+    if list(roles).count(GOLD) != 1:
+        raise ValueError(
+            f"roles must name exactly one {GOLD!r} document, got roles={list(roles)!r}"
+        )
+    in_order = [roles[j] for j in order]
+    slot = in_order.index(GOLD)
     indicators = np.zeros(k)
     indicators[slot] = 1.0
-    before = [roles[j] for j in order[:slot]]
+    before = in_order[:slot]
     counts = [float(before.count(role)) for role in COMPETING_ROLES]
     return np.concatenate(
         [np.delete(indicators, k // 2), counts, [sortedness(order, retrieval_order)]]
