@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from bookend.arrays import FloatArray
 from bookend.validate.hard_probe import GOLD, ROLES
 from placement_quality.expected import slots_of_ranks
 
@@ -71,7 +72,7 @@ def sortedness(order: Sequence[int], retrieval_order: Sequence[int]) -> float:
 
 def order_features(
     order: Sequence[int], roles: Sequence[str], retrieval_order: Sequence[int]
-) -> NDArray[np.float64]:
+) -> FloatArray:
     """The gold's slot indicators (slot ``K // 2`` left out), the count of each competing role
     before the gold and :func:`sortedness`, for ``order`` (document indices) of an item whose
     documents have ``roles`` and were retrieved in ``retrieval_order``.
@@ -97,19 +98,19 @@ def order_features(
     )
 
 
-def _demeaned(values: NDArray[np.float64], groups: NDArray[np.int64]) -> NDArray[np.float64]:
+def _demeaned(values: FloatArray, groups: NDArray[np.int64]) -> FloatArray:
     """``values`` minus the mean of its group, row by row."""
     _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
     sums = np.zeros((counts.size, *values.shape[1:]))
     np.add.at(sums, inverse, values)
     sizes = counts[inverse].reshape(-1, *[1] * (values.ndim - 1))
-    means: NDArray[np.float64] = sums[inverse] / sizes
+    means: FloatArray = sums[inverse] / sizes
     return values - means
 
 
 def fit_within_items(
-    features: NDArray[np.float64], scores: NDArray[np.float64], groups: NDArray[np.int64]
-) -> NDArray[np.float64]:
+    features: FloatArray, scores: FloatArray, groups: NDArray[np.int64]
+) -> FloatArray:
     """Least-squares coefficients of ``scores`` on ``features`` with one free intercept per group
     (item): both sides minus their group means, then ``lstsq``.
 
@@ -128,13 +129,13 @@ def fit_within_items(
 
 
 def bootstrap_within_items(
-    features: NDArray[np.float64],
-    scores: NDArray[np.float64],
+    features: FloatArray,
+    scores: FloatArray,
     groups: NDArray[np.int64],
     *,
     draws: int = 1000,
     seed: int = 0,
-) -> NDArray[np.float64]:
+) -> FloatArray:
     """``draws`` refits of :func:`fit_within_items` on items resampled with replacement (each
     drawn item keeps all its rows and counts as a new item); one row of coefficients per draw."""
     rng = np.random.default_rng(seed)
