@@ -49,12 +49,21 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--items-file", help="JSONL items (see README); default: built-in hard items")
     p.add_argument(
+        "--suite",
+        choices=("hard", "nq"),
+        default="hard",
+        help="built-in items: generated hard items, or real NaturalQuestions passages among "
+        "retrieved hard negatives (default hard)",
+    )
+    p.add_argument(
         "--docs", type=int, help=f"documents per built-in item (default {DEFAULT['docs']})"
     )
     p.add_argument("--items", type=int, help=f"built-in items (default {DEFAULT['items']})")
     p.add_argument("--seed", type=int, default=0, help="item generator and shuffle seed")
     p.add_argument("--families", nargs="+", help="built-in template families")
-    p.add_argument("--split", choices=("calibration", "evaluation"), default="evaluation")
+    p.add_argument(
+        "--split", choices=("calibration", "selection", "evaluation"), default="evaluation"
+    )
     p.add_argument(
         "--retriever",
         action="append",
@@ -132,15 +141,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
     from bookend.evaluation.run import evaluate
 
+    items: Any = args.items_file
+    retrievers = args.retriever
+    if items is None and args.suite == "nq":
+        from bookend.lab.items.nq import nq_items
+
+        items = nq_items(args.items or sizes["items"], args.docs or sizes["docs"], split=args.split)
+        retrievers = retrievers or ["file"]
     result = evaluate(
-        args.items_file,
+        items,
         weights=args.weights,
         k=args.docs or sizes["docs"],
         n_items=args.items or sizes["items"],
         seed=args.seed,
         **({"families": args.families} if args.families else {}),
         split=args.split,
-        retrievers=args.retriever,
+        retrievers=retrievers,
         profiles=_strategy_settings(args),
         theory=args.theory,
         random_draws=args.random_draws or sizes["random_draws"],

@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RETRIEVERS", "Ranking", "Scorer", "bm25_scores", "make_retriever", "rank"]
+__all__ = [
+    "RETRIEVERS",
+    "Ranking",
+    "Scorer",
+    "bm25_scores",
+    "bm25_tokens",
+    "make_retriever",
+    "rank",
+]
 
 #: (query, documents) -> one score per document, higher is better.
 Scorer = Callable[[str, Sequence[str]], list[float]]
@@ -42,7 +50,8 @@ def rank(scores: Sequence[float]) -> Ranking:
     return Ranking(tuple(int(i) for i in order), tuple(float(values[i]) for i in order))
 
 
-def _words(text: str) -> list[str]:
+def bm25_tokens(text: str) -> list[str]:
+    """BM25's tokens: lower-cased runs of word characters."""
     return re.findall(r"\w+", text.lower())
 
 
@@ -50,8 +59,8 @@ def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     """Okapi BM25 (rank-bm25 defaults) over the item's own documents."""
     from rank_bm25 import BM25Okapi
 
-    index = BM25Okapi([_words(d) for d in documents])
-    return [float(s) for s in index.get_scores(_words(query))]
+    index = BM25Okapi([bm25_tokens(d) for d in documents])
+    return [float(s) for s in index.get_scores(bm25_tokens(query))]
 
 
 class MiniLMScorer:
