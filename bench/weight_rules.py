@@ -40,7 +40,7 @@ import numpy as np
 import bookend
 from bookend import available_profile_presets, resolve_profile
 from bookend.evaluation.stats import paired_difference
-from bookend.weighing import WEIGHT_RULES
+from bookend.weighing import WEIGHT_RULES, slot_weights
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -78,7 +78,7 @@ def stress(n_instances: int, seed: int) -> dict[str, Any]:
         lengths = rng.integers(20, 801, k).tolist()
         scores = rng.random(k).tolist() if index % 2 == 0 else None
         best = int(np.argmax(scores)) if scores is not None else 0
-        weights = profile.slot_weights(k, bookend.Layout(**layout))
+        weights = slot_weights(profile, k, bookend.Layout(**layout))
         heaviest = int(np.argmax(weights))
         for rule in WEIGHT_RULES:
             order = bookend.reorder(

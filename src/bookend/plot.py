@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bookend.layout import Layout
-from bookend.profile import InfluenceProfile, TheoryProfile
+from bookend.profiles.base import InfluenceProfile
+from bookend.profiles.theory import TheoryProfile
 from bookend.theory import dead_zone
+from bookend.weighing import slot_weights
 
 if TYPE_CHECKING:
-    from bookend.result import Placement
+    from bookend.placement.result import Placement
 
 __all__ = ["matplotlib_available", "plot_placement"]
 
@@ -91,7 +93,7 @@ def plot_placement(
         names = [labels[i] if labels is not None else str(i) for i in placement.order]
     else:
         k = n_slots or 10
-        weights = prof.chunk_weights(np.ones(k), lay)
+        weights = slot_weights(prof, k, lay)
         rel = np.ones(k)
         names = [str(i) for i in range(k)]
     colours = plt.get_cmap("viridis")(rel / max(float(rel.max(initial=0.0)), 1e-12))

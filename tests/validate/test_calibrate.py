@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import bookend
-from bookend.profile import TabulatedProfile
 from bookend.validate import _deps
 from bookend.validate.calibrate import (
     calibrate,
@@ -53,7 +52,7 @@ def test_probe_runs_end_to_end_and_writes_a_loadable_profile(
     np.testing.assert_allclose(result.accuracy_ci, expected_ci)
     profile = slot_profile(result, metric="candidate_prob", label="tiny", metadata={})
     path = profile.save(tmp_path / "slots.json")
-    loaded = TabulatedProfile.load(path)
+    loaded = bookend.load_profile(path)
     assert loaded.kind == "slot"
     assert len(loaded.weights) == 3
     np.testing.assert_allclose(

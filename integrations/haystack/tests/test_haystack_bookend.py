@@ -240,7 +240,7 @@ def test_unknown_settings_are_rejected() -> None:
     ],
 )
 def test_profile_objects_round_trip_through_dict_and_yaml(model: Any) -> None:
-    ranker = BookendRanker(model=model, top_k=6, lengths="equal", word_count_threshold=60)
+    ranker = BookendRanker(model=model, top_k=6, equal_lengths=True, word_count_threshold=60)
     data = ranker.to_dict()
     again = BookendRanker.from_dict(data)
     assert again.to_dict() == data

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bookend import TabulatedProfile
 from bookend.arrays import FloatArray
 from bookend.evaluation.scoring import score_continuations
-from bookend.profile import TabulatedProfile
 from bookend.validate.outcomes import SlotOutcome
 from bookend.validate.probe import ProbeItem
 

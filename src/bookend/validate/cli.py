@@ -74,8 +74,8 @@ def _add_validate(subparsers: Any) -> None:
     p.add_argument("--profile-out", help="write the measured profile JSON (for reorder) here")
     p.add_argument(
         "--fitted-out",
-        help="fit the parametric profile (bookend.fitted) to the measurement by least squares "
-        "and write it here",
+        help="fit the parametric profile (bookend.FittedProfile) to the measurement by least "
+        "squares and write it here",
     )
     p.set_defaults(func=guarded(_run_validate), command_name="validate")
 
@@ -522,7 +522,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     print(fit.summary())
     report["fit"] = fit.to_json()
     if held:
-        from bookend.config import resolve_profile
+        from bookend import resolve_profile
         from bookend.validate.holdout import heldback_report, heldback_summary
 
         heldback = [o for c in sorted(held) for o in cells[c]]

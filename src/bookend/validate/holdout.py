@@ -31,8 +31,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
+from bookend import InfluenceProfile, TabulatedProfile
 from bookend.arrays import FloatArray
-from bookend.profile import InfluenceProfile, TabulatedProfile
 from bookend.validate.fit_profile import (
     OutcomeFit,
     bernoulli_log_likelihood,

@@ -2,7 +2,7 @@
 
 :func:`measure_step0` measures a random-weight architecture, :func:`measure_trained` a loaded
 trained model; :func:`make_report` turns either measurement into the JSON-ready report and
-:func:`measured_profile` into a :class:`~bookend.profile.TabulatedProfile` that placement accepts.
+:func:`measured_profile` into a :class:`~bookend.TabulatedProfile` that placement accepts.
 
 Precision: by default matrix products run under bfloat16 autocast (norms, softmax and the gradient
 accumulation stay in float32). On GPT-2 small at N = 1024 that halves the time and moved no position
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from bookend.profile import TabulatedProfile
+from bookend import TabulatedProfile
 from bookend.spec import ModelSpec
 from bookend.validate.architectures import DEFAULT_VOCAB_CAP, build_config, random_model
 from bookend.validate.fit import compare, fit_depth_share, fit_poisson

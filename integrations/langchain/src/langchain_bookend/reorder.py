@@ -11,13 +11,8 @@ from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransfo
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator
 
-from bookend import (
-    SLOT_KEY,
-    WEIGHT_KEY,
-    AdapterConfig,
-    Placement,
-    first_slot_annotations,
-)
+from bookend import Placement
+from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
@@ -44,7 +39,7 @@ class BookendReorder(
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``lengths``,
+    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
     ``tokenizer``, ``exact_max_k``), checked
     at construction; unknown settings raise. Each call places with the settings as they are
     then, so ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question
@@ -53,7 +48,7 @@ class BookendReorder(
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
     callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
     local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
-    are those of :class:`bookend.AdapterConfig`.
+    are those of :class:`bookend.adapters.AdapterConfig`.
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata. If every
     document has one, the scores decide (``distance=True`` when lower is better); if any document
