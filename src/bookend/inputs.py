@@ -25,7 +25,7 @@ def is_real(value: object) -> bool:
 
 
 def _is_sequence(value: object) -> bool:
-    return not isinstance(value, str | bytes) and hasattr(value, "__len__")
+    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
 
 
 def _plain_numbers(values: Sequence[object], n: int) -> FloatArray | None:
@@ -36,7 +36,7 @@ def _plain_numbers(values: Sequence[object], n: int) -> FloatArray | None:
     except ValueError:  # ragged nesting: the caller's slow path names the entry
         return None
     if quick.ndim == 1 and quick.size == n and quick.dtype.kind in "fiu":
-        return quick.astype(np.float64, copy=False)
+        return quick if quick.dtype == np.float64 else quick.astype(np.float64)
     return None
 
 

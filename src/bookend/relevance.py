@@ -50,8 +50,12 @@ def relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatA
     normalised = signed - lo
     normalised /= span
     # Rounded to a fixed grid: scaling or shifting the scores moves the quotient by a few ulps,
-    # which must not change any decision downstream.
-    return np.round(normalised, 12, out=normalised)
+    # which must not change any decision downstream. In place, the three steps of
+    # np.round(normalised, 12) without its wrappers (a third of this function's time at K = 20).
+    normalised *= 1e12
+    np.rint(normalised, out=normalised)
+    normalised /= 1e12
+    return normalised
 
 
 @lru_cache(maxsize=256)

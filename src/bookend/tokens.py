@@ -50,16 +50,11 @@ def token_lengths(
         ValueError: an item, or what ``text`` returns for it, that is not a string.
     """
     texts = items if text is None else [text(item) for item in items]
-    if count is approx_token_count:
-        # The default counter, vectorised: ceil(chars / 4), at least one token. str.__len__
-        # refuses anything but a string, which the loop below then names.
-        try:
-            chars = np.fromiter(map(str.__len__, texts), dtype=np.float64, count=len(texts))
-        except TypeError:
-            pass
-        else:
-            chars /= CHARS_PER_TOKEN
-            return np.maximum(np.ceil(chars, out=chars), 1.0, out=chars)
+    # The default counter, vectorised: ceil(chars / 4), at least one token (strings only: the
+    # loop below names anything else; map(str.__instancecheck__) is isinstance at C speed).
+    if count is approx_token_count and all(map(str.__instancecheck__, texts)):
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) / CHARS_PER_TOKEN
+        return np.maximum(np.ceil(lengths, out=lengths), 1.0, out=lengths)
     counts = []
     for i, value in enumerate(texts):
         if not isinstance(value, str):

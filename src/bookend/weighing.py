@@ -38,8 +38,7 @@ A new rule is a name in :data:`WeightRule` and its divisors in :meth:`ChunkWeigh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -72,12 +71,13 @@ def check_weight_rule(rule: object) -> WeightRule:
     return rule
 
 
-@dataclass(frozen=True, eq=False)
-class ChunkWeigher:
+class ChunkWeigher(NamedTuple):
     """Weights of chunks in spans, under one profile, layout and rule (see the module docstring).
 
     Build it with :meth:`build`; every length and offset it takes and returns is in its frame
-    (tokens, or unit slots for a per-document profile or the ``slot`` rule).
+    (tokens, or unit slots for a per-document profile or the ``slot`` rule). An immutable record
+    (a named tuple: placement builds one per call, and a frozen dataclass costs several times as
+    much to build).
 
     Attributes:
         profile: the influence profile.
@@ -112,7 +112,8 @@ class ChunkWeigher:
 
         Args:
             profile: the influence profile.
-            lengths: per movable chunk its token count (> 0).
+            lengths: per movable chunk its token count, positive and finite (checked where they
+                enter: :func:`bookend.inputs.validate_lengths`, :func:`chunk_weights`).
             layout: tokens before and after the chunks (default :class:`~bookend.Layout`).
             rule: the weight rule.
             fixed: token lengths of a chunk fixed before and after the movable ones (a repeated
@@ -120,36 +121,37 @@ class ChunkWeigher:
                 profile, as one slot each.
         """
         lens = np.asarray(lengths, dtype=np.float64)
-        # min > 0 fails for NaN too; a finite sum rules out infinities (two reductions, no scan).
-        total_length = float(lens.sum()) if lens.ndim == 1 else math.nan
-        if lens.ndim != 1 or (lens.size and not (lens.min() > 0 and math.isfinite(total_length))):
-            raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
-        lay = layout or Layout()
-        front, back = (float(f) for f in fixed)
-        count = lens.size + (front > 0) + (back > 0)
+        k = lens.size
+        total_length = float(np.add.reduce(lens))
+        front, back = fixed
+        count = k + (front > 0) + (back > 0)
         mean = (total_length + front + back) / count if count else 1.0
-        if profile.per_document or rule == "slot":
-            mean = 1.0 if profile.per_document else mean
-            lens = np.full(lens.size, mean)
-            total_length = mean * lens.size
+        per_document = profile.per_document
+        if per_document or rule == "slot":
+            if per_document:
+                mean = 1.0
+            lens = np.empty(k)
+            lens.fill(mean)
+            total_length = mean * k
             front, back = (mean if front > 0 else 0.0), (mean if back > 0 else 0.0)
-        if profile.per_document:
+        if per_document:
             prefix, suffix = front, back
         else:
+            lay = layout or Layout()
             prefix = lay.prefix_tokens + front
             suffix = lay.suffix_tokens + back
         # Under "slot" (and per-document profiles) every length already is the mean.
-        shared = lens if rule == "slot" else np.full(lens.size, mean)
+        shared = lens if rule == "slot" else np.full(k, mean)
         divisor = shared if rule == "mass" else lens
         point = shared if rule == "anchored" and profile.has_point_masses else None
         return cls(
-            profile=profile,
-            rule=rule,
-            lengths=lens,
-            prefix=float(prefix),
-            total=float(prefix + total_length + suffix),
-            continuous_divisor=divisor,
-            point_divisor=point,
+            profile,
+            rule,
+            lens,
+            float(prefix),
+            float(prefix + total_length + suffix),
+            divisor,
+            point,
         )
 
     def parts(self, offsets: FloatArray) -> tuple[FloatArray, FloatArray | None]:
@@ -237,6 +239,11 @@ def chunk_weights(
     gives the mean influence density, 1.0 being a uniform share.
     """
     lens = np.asarray(lengths, dtype=np.float64)
+    # min > 0 fails for NaN too; a finite sum rules out infinities (two reductions, no scan).
+    if lens.ndim != 1 or (
+        lens.size and not (np.minimum.reduce(lens) > 0 and math.isfinite(np.add.reduce(lens)))
+    ):
+        raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
     weigher = ChunkWeigher.build(profile, lens, layout, check_weight_rule(rule))
     return weigher.weights_of_orders(np.arange(lens.size))
 

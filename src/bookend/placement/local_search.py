@@ -19,7 +19,7 @@ from bookend.placement.groups import repair_groups, respects_groups
 from bookend.placement.orders import TIE, alternate_order, first_best, rank_order
 from bookend.placement.problem import Optimiser, Problem
 from bookend.placement.rotated_ends import ratio_order
-from bookend.placement.sorted_assignment import assign_by_rank, slot_ranking
+from bookend.placement.sorted_assignment import assign_by_rank, slot_ranks
 
 __all__ = ["FULL_NEIGHBOURHOOD_MAX_K", "local_search", "local_search_order", "neighbourhood"]
 
@@ -43,7 +43,7 @@ def local_search_order(problem: Problem) -> IntArray:
 
 def _slots_at_mean_length(problem: Problem) -> IntArray:
     weigher = problem.weigher
-    return assign_by_rank(problem.relevance, slot_ranking(weigher, float(weigher.lengths.mean())))
+    return assign_by_rank(problem.relevance, slot_ranks(weigher, float(weigher.lengths.mean())))
 
 
 _STARTS: tuple[Optimiser, ...] = (

@@ -9,8 +9,7 @@ relevance of the chunk in position ``p`` times the weight of its span under the 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -27,9 +26,8 @@ __all__ = ["EXACT_MAX_K", "Optimiser", "Problem"]
 EXACT_MAX_K = 12
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Chunks to order: what every optimiser receives.
+class Problem(NamedTuple):
+    """Chunks to order: what every optimiser receives (an immutable record).
 
     Attributes:
         relevance: per chunk, higher is better.
@@ -82,7 +80,7 @@ class Problem:
 
     def with_relevance(self, relevance: FloatArray) -> Problem:
         """The same chunks and constraints under the linear objective with other relevance."""
-        return replace(self, relevance=relevance, competition=None)
+        return self._replace(relevance=relevance, competition=None)
 
 
 #: An optimiser: a problem in, an order out (input indices in prompt order, each once).

@@ -44,7 +44,7 @@ class ChunkSlot:
     score: float | None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Placement(Generic[T]):
     """The result of placing chunks: order, spans, weights and objective.
 
@@ -83,6 +83,41 @@ class Placement(Generic[T]):
     competition: float | None
     repeated: bool
     notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        *,
+        order: tuple[int, ...],
+        items: list[T],
+        relevance: FloatArray,
+        lengths: FloatArray,
+        scores: FloatArray | None,
+        dropped: tuple[int, ...],
+        strategy: str,
+        profile: InfluenceProfile,
+        layout: Layout,
+        weight_rule: WeightRule,
+        competition: float | None,
+        repeated: bool,
+        notes: tuple[str, ...],
+    ) -> None:
+        # Frozen: each field is set once, straight into the instance dict; the generated
+        # __init__ pays an object.__setattr__ per field, more than a placement of 20 chunks.
+        vars(self).update(
+            order=order,
+            items=items,
+            relevance=relevance,
+            lengths=lengths,
+            scores=scores,
+            dropped=dropped,
+            strategy=strategy,
+            profile=profile,
+            layout=layout,
+            weight_rule=weight_rule,
+            competition=competition,
+            repeated=repeated,
+            notes=notes,
+        )
 
     def _key(self) -> tuple[Any, ...]:
         return (

@@ -18,38 +18,37 @@ from bookend.placement.problem import Problem
 from bookend.profiles.base import InfluenceProfile
 from bookend.weighing import ChunkWeigher
 
-__all__ = ["assign_by_rank", "slot_ranking", "sorted_assignment"]
+__all__ = ["assign_by_rank", "slot_ranks", "sorted_assignment"]
 
 
 def sorted_assignment(problem: Problem) -> IntArray:
     """The optimal order when every chunk has one length in the weigher's frame
     (``problem.weigher.equal_lengths``)."""
     weigher = problem.weigher
-    return assign_by_rank(problem.relevance, slot_ranking(weigher, float(weigher.lengths[0])))
+    return assign_by_rank(problem.relevance, slot_ranks(weigher, float(weigher.lengths[0])))
 
 
-def assign_by_rank(relevance: FloatArray, ranking: IntArray) -> IntArray:
-    """Most relevant chunk into the first slot of ``ranking`` (slots heaviest first), and so on;
-    ties between chunks keep input order."""
-    order = np.empty(relevance.size, dtype=np.int64)
-    order[ranking] = rank_order(relevance)
-    return order
+def assign_by_rank(relevance: FloatArray, ranks: IntArray) -> IntArray:
+    """The order that gives slot ``s`` the chunk of relevance rank ``ranks[s]`` (0 the most
+    relevant; ties between chunks keep input order)."""
+    return rank_order(relevance)[ranks]
 
 
-def slot_ranking(weigher: ChunkWeigher, length: float) -> IntArray:
-    """The slots of ``weigher``'s chunks, heaviest first (ties keep the earlier slot), when each
-    has frame length ``length`` in the same sequence."""
-    return _ranking(weigher.profile, weigher.prefix, weigher.total, weigher.lengths.size, length)
+def slot_ranks(weigher: ChunkWeigher, length: float) -> IntArray:
+    """Per slot of ``weigher``'s chunks, its rank by weight (0 the heaviest; ties: the earlier
+    slot first) when each chunk has frame length ``length`` in the same sequence."""
+    return _ranks(weigher.profile, weigher.prefix, weigher.total, weigher.lengths.size, length)
 
 
 @lru_cache(maxsize=512)
-def _ranking(
+def _ranks(
     profile: InfluenceProfile, prefix: float, total: float, k: int, length: float
 ) -> IntArray:
     """Keyed on what repeats between calls: no entry per distinct set of lengths."""
     lengths = np.full(k, length)
     # With equal lengths every weight rule gives the mean density.
     weigher = ChunkWeigher(profile, "density", lengths, prefix, total, lengths, None)
-    ranking = np.argsort(-weigher.weights_of_orders(np.arange(k)), kind="stable").astype(np.int64)
-    ranking.flags.writeable = False
-    return ranking
+    ranks = np.empty(k, dtype=np.int64)
+    ranks[np.argsort(-weigher.weights_of_orders(np.arange(k)), kind="stable")] = np.arange(k)
+    ranks.flags.writeable = False
+    return ranks
