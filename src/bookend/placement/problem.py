@@ -48,7 +48,7 @@ class Problem(NamedTuple):
     @classmethod
     def build(
         cls,
-        relevance: npt.ArrayLike,
+        relevance: FloatArray,
         lengths: npt.ArrayLike,
         profile: InfluenceProfile,
         layout: Layout | None = None,
@@ -65,9 +65,8 @@ class Problem(NamedTuple):
         of a chunk fixed before and after these ones (a repeated top chunk), see
         :meth:`ChunkWeigher.build <bookend.weighing.ChunkWeigher.build>`.
         """
-        rel = np.asarray(relevance, dtype=np.float64)
         weigher = ChunkWeigher.build(profile, lengths, layout, rule, fixed=fixed)
-        return cls(rel, weigher, group_ids(groups, rel.size), competition, exact_max_k)
+        return cls(relevance, weigher, group_ids(groups, relevance.size), competition, exact_max_k)
 
     @property
     def size(self) -> int:
