@@ -50,10 +50,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--items-file", help="JSONL items (see README); default: built-in hard items")
     p.add_argument(
         "--suite",
-        choices=("hard", "nq"),
+        choices=("hard", "nq", "records"),
         default="hard",
-        help="built-in items: generated hard items, or real NaturalQuestions passages among "
-        "retrieved hard negatives (default hard)",
+        help="built-in items: generated hard items, real NaturalQuestions passages among "
+        "retrieved hard negatives, or real ISO 3166-2 look-alike records (default hard)",
     )
     p.add_argument(
         "--docs", type=int, help=f"documents per built-in item (default {DEFAULT['docs']})"
@@ -143,10 +143,12 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     items: Any = args.items_file
     retrievers = args.retriever
-    if items is None and args.suite == "nq":
+    if items is None and args.suite != "hard":
         from bookend.lab.items.nq import nq_items
+        from bookend.lab.items.records import records_items
 
-        items = nq_items(args.items or sizes["items"], args.docs or sizes["docs"], split=args.split)
+        build = nq_items if args.suite == "nq" else records_items
+        items = build(args.items or sizes["items"], args.docs or sizes["docs"], split=args.split)
         retrievers = retrievers or ["file"]
     result = evaluate(
         items,
