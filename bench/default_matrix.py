@@ -75,11 +75,7 @@ def minimax(cells: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[s
     rows = []
     for candidate in CANDIDATES:
         losses = {
-            cell: (
-                per[candidate]["vs_best"]
-                if "vs_best" in per[candidate]
-                else {"diff": 0.0, "verdict": "best"}
-            )
+            cell: per[candidate].get("vs_best", {"diff": 0.0, "verdict": "best"})
             for cell, per in cells.items()
             if candidate in per
         }
@@ -100,7 +96,8 @@ def minimax(cells: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[s
 
 
 def markdown(cells: Mapping[str, Mapping[str, Mapping[str, Any]]], ranked: Sequence[Any]) -> str:
-    """The matrix (mean per cell, loss against the cell's best with its interval) and the ranking."""
+    """The matrix (mean per cell; loss against the cell's best, with its interval) and the
+    ranking."""
     names = [c for c in CANDIDATES if any(c in per for per in cells.values())]
     lines = [
         "| cell | " + " | ".join(names) + " |",
