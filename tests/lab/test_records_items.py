@@ -33,8 +33,11 @@ def test_items_are_deterministic_and_well_formed() -> None:
     assert len({i.item_id for i in items}) == 12
     for item in items:
         assert len(item.documents) == 6 == len(item.candidates or ())
-        assert item.candidates is not None and item.scores is not None and item.gold is not None
-        assert len(set(item.candidates)) == 6 and item.answer in item.candidates
+        assert item.candidates is not None
+        assert item.scores is not None
+        assert item.gold is not None
+        assert len(set(item.candidates)) == 6
+        assert item.answer in item.candidates
         assert item.candidates[item.gold] == item.answer
         assert f"code is {item.answer}." in item.documents[item.gold]
         assert all(c in d for c, d in zip(item.candidates, item.documents, strict=True))
