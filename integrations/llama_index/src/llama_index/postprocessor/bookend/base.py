@@ -162,7 +162,9 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``nodes``."""
         _check_nodes(nodes)
         # A None score makes bookend fall back to input order for all nodes.
-        scores = [_score(n.score, i) for i, n in enumerate(nodes)]
+        scores = [n.score for n in nodes]
+        if {type(s) for s in scores} - _PLAIN_SCORES:  # one assigned after construction
+            scores = [_score(s, i) for i, s in enumerate(scores)]
         return self.placer(_query(query_bundle)).place(nodes, scores)
 
     def _postprocess_nodes(
@@ -240,13 +242,15 @@ def _check_nodes(nodes: list[NodeWithScore]) -> None:
             )
 
 
+#: The types of the scores LlamaIndex's own validation leaves on a node.
+_PLAIN_SCORES = {float, type(None)}
+
+
 def _score(score: Any, i: int) -> float | None:
     """A node's score as a float (``None``: no score). LlamaIndex checks it at construction
     only; a value assigned later may be anything."""
     if score is None:
         return None
-    if type(score) is float:  # the common case, without the ABC check
-        return float(score)
     if isinstance(score, Real) and not isinstance(score, bool):
         with suppress(OverflowError):  # an int beyond float range falls through to the error
             return float(score)

@@ -314,6 +314,8 @@ def _check_documents(documents: list[Document]) -> None:
         raise ValueError(
             f"documents must be a list of Haystack Documents, got documents={documents!r}"
         )
+    if all(_plain(doc) for doc in documents):  # the common case, without the ABC checks
+        return
     for i, doc in enumerate(documents):
         if not isinstance(doc, Document):
             raise ValueError(
@@ -335,6 +337,14 @@ def _check_documents(documents: list[Document]) -> None:
                 f"documents[{i}].score={doc.score!r} is not a score: a score must be a finite "
                 "real number, or None"
             )
+
+
+def _plain(doc: object) -> bool:
+    """A document as retrievers make them: text, a string id, a finite float score or none."""
+    if type(doc) is not Document or type(doc.content) is not str or type(doc.id) is not str:
+        return False
+    score = doc.score
+    return score is None or (type(score) is float and math.isfinite(score))
 
 
 def _finite_real(value: object) -> bool:
