@@ -28,8 +28,8 @@ from placement_quality.order_effects import (
     order_features,
 )
 
-from bookend.evaluation.items import from_probe
-from bookend.validate.hard_probe import generate_hard_items
+from bookend.lab.items.hard import generate_hard_items
+from bookend.lab.items.item import from_probe
 
 BENCH = Path(__file__).resolve().parent
 RANDOM = "random"

@@ -1,7 +1,7 @@
 """Model-call cost of ``bookend eval``: the packed continuation pass against the batched one.
 
 ``bookend eval`` scores the K candidate answers after every prompt
-(:func:`bookend.evaluation.scoring.score_continuations`). The prompt runs once; the candidates then
+(:func:`bookend.lab.models.local.score_continuations`). The prompt runs once; the candidates then
 run either packed into one sequence after the prompt's cache (block mask, the default for models
 with a plain cache) or as a batch of K rows, each on its own copy of the cache (the fallback for
 sliding-window caches). For built-in hard items at each K this times one whole call per path,
@@ -21,10 +21,10 @@ from typing import Any
 
 import torch
 
-from bookend.evaluation.items import from_probe
-from bookend.evaluation.scoring import score_continuations
-from bookend.validate.hard_probe import generate_hard_items
-from bookend.validate.weights import load_trained
+from bookend.lab.items.hard import generate_hard_items
+from bookend.lab.items.item import from_probe
+from bookend.lab.models.local import score_continuations
+from bookend.lab.models.weights import load_trained
 
 
 def _timed(packed: bool, model: Any, prompt: str, cands: list[str]) -> Any:

@@ -39,7 +39,7 @@ import numpy as np
 
 import bookend
 from bookend import available_profile_presets, resolve_profile
-from bookend.evaluation.stats import paired_difference
+from bookend.lab.stats import paired_difference
 from bookend.weighing import WEIGHT_RULES
 
 BENCH = Path(__file__).resolve().parent
@@ -129,7 +129,7 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
 
 def _paired(diff: np.ndarray) -> dict[str, float]:
     """Mean paired difference, its item-bootstrap 95% interval and the minimum detectable
-    difference at this n (:func:`bookend.evaluation.stats.paired_difference`)."""
+    difference at this n (:func:`bookend.lab.stats.paired_difference`)."""
     paired = paired_difference(diff, np.zeros_like(diff))
     return {
         "mean": paired.diff,
@@ -145,10 +145,10 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
     import torch
     from tqdm import tqdm
 
-    from bookend.evaluation.retrieval import make_retriever, rank
-    from bookend.validate.calibrate import score_candidates
-    from bookend.validate.probe import generate_items
-    from bookend.validate.weights import load_trained
+    from bookend.lab.fitting.slots import score_candidates
+    from bookend.lab.items.lookup import generate_items
+    from bookend.lab.models.weights import load_trained
+    from bookend.lab.retrieval import make_retriever, rank
 
     torch.set_num_threads(threads)
     model = load_trained("smollm2")

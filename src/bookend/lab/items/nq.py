@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bookend.evaluation.items import EvalItem
-from bookend.evaluation.retrieval import bm25_tokens
+from bookend.lab.items.item import EvalItem
+from bookend.lab.retrieval import bm25_tokens
 
 __all__ = ["NQ_RETRIEVERS", "NQ_SPLITS", "NQRecord", "load_records", "nq_items", "split_of"]
 
@@ -99,7 +99,7 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
 
 
 def _minilm_matrix(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-    from bookend.evaluation.retrieval import MiniLMScorer
+    from bookend.lab.retrieval import MiniLMScorer
 
     model = MiniLMScorer().model
     q = model.encode(list(queries), normalize_embeddings=True, batch_size=64)
