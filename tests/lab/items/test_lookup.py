@@ -1,47 +1,48 @@
-"""The probe generator: deterministic, disjoint splits, selectable families, valid orders."""
+"""The plain lookup items: deterministic, disjoint splits, selectable families, valid orders."""
 
 from __future__ import annotations
 
 import pytest
 
-from bookend.lab.items.lookup import FAMILIES, SPLIT_OFFSETS, generate_items
+from bookend.lab.items.families import FAMILIES, SPLIT_OFFSETS, item_id
+from bookend.lab.items.lookup import lookup_items
 
 
 def test_same_seed_same_items_and_different_seed_differs() -> None:
-    a = generate_items(6, 5, seed=3)
-    assert a == generate_items(6, 5, seed=3)
-    assert a != generate_items(6, 5, seed=4)
+    a = lookup_items(6, 5, seed=3)
+    assert a == lookup_items(6, 5, seed=3)
+    assert a != lookup_items(6, 5, seed=4)
 
 
 def test_calibration_and_evaluation_ids_are_disjoint() -> None:
-    cal = {item.item_id for item in generate_items(50, 4, split="calibration")}
-    ev = {item.item_id for item in generate_items(50, 4, split="evaluation")}
+    cal = {item.item_id for item in lookup_items(50, 4, split="calibration")}
+    ev = {item.item_id for item in lookup_items(50, 4, split="evaluation")}
     assert not cal & ev
-    assert min(ev) == SPLIT_OFFSETS["evaluation"]
+    assert min(ev) == item_id("evaluation", SPLIT_OFFSETS["evaluation"])
 
 
 def test_items_are_well_formed() -> None:
-    for item in generate_items(12, 8, seed=1):
+    for item in lookup_items(12, 8, seed=1):
         assert item.family in FAMILIES
-        assert len(item.documents) == len(item.answers) == 8
-        assert len(set(item.answers)) == 8  # candidates are distinct
-        assert item.gold_answer in item.documents[item.gold]
+        assert len(item.documents) == len(item.candidates) == 8
+        assert len(set(item.candidates)) == 8  # candidates are distinct
+        assert item.answer in item.documents[item.gold]
         assert item.prompt().endswith(item.answer_prefix)
 
 
 def test_families_are_selectable_and_used_in_turn() -> None:
-    items = generate_items(4, 3, families=["access_code", "product"])
+    items = lookup_items(4, 3, families=["access_code", "product"])
     assert [i.family for i in items] == ["access_code", "product", "access_code", "product"]
 
 
 def test_document_lengths_vary() -> None:
-    lengths = {len(d.split()) for item in generate_items(10, 6) for d in item.documents}
+    lengths = {len(d.split()) for item in lookup_items(10, 6) for d in item.documents}
     assert max(lengths) - min(lengths) >= 30
 
 
 @pytest.mark.parametrize("slot", [0, 2, 4])
 def test_order_with_gold_at_places_gold_and_keeps_others(slot: int) -> None:
-    item = generate_items(1, 5, seed=7)[0]
+    item = lookup_items(1, 5, seed=7)[0]
     order = item.order_with_gold_at(slot)
     assert sorted(order) == list(range(5))
     assert order[slot] == item.gold
@@ -52,31 +53,31 @@ def test_order_with_gold_at_places_gold_and_keeps_others(slot: int) -> None:
 
 def test_bad_arguments_raise() -> None:
     with pytest.raises(ValueError, match="split"):
-        generate_items(1, 3, split="test")
+        lookup_items(1, 3, split="test")
     with pytest.raises(ValueError, match="families"):
-        generate_items(1, 3, families=["nope"])
+        lookup_items(1, 3, families=["nope"])
     with pytest.raises(ValueError, match="n_docs"):
-        generate_items(1, 1)
+        lookup_items(1, 1)
     with pytest.raises(ValueError, match="slot"):
-        generate_items(1, 3)[0].order_with_gold_at(3)
+        lookup_items(1, 3)[0].order_with_gold_at(3)
     with pytest.raises(ValueError, match="permutation"):
-        generate_items(1, 3)[0].prompt([0, 0, 1])
+        lookup_items(1, 3)[0].prompt([0, 0, 1])
 
 
 def test_filler_range_sets_document_length_and_default_keeps_the_items() -> None:
-    short = generate_items(8, 4, seed=2, filler=(0, 0))
-    long = generate_items(8, 4, seed=2, filler=(8, 10))
+    short = lookup_items(8, 4, seed=2, filler=(0, 0))
+    long = lookup_items(8, 4, seed=2, filler=(8, 10))
     words = [sum(len(d.split()) for d in item.documents) for item in short]
     assert max(words) < 4 * 15
     assert min(sum(len(d.split()) for d in item.documents) for item in long) > 4 * 60
     assert all(item.filler == (8, 10) for item in long)
-    assert generate_items(3, 4, seed=2) == generate_items(3, 4, seed=2, filler=(0, 6))
+    assert lookup_items(3, 4, seed=2) == lookup_items(3, 4, seed=2, filler=(0, 6))
     with pytest.raises(ValueError, match="filler"):
-        generate_items(2, 3, filler=(3, 1))
+        lookup_items(2, 3, filler=(3, 1))
 
 
 def test_rendered_spans_locate_every_document() -> None:
-    item = generate_items(1, 5, seed=9)[0]
+    item = lookup_items(1, 5, seed=9)[0]
     order = item.order_with_gold_at(3)
     prompt, spans = item.rendered(order)
     assert prompt == item.prompt(order)

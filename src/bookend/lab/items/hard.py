@@ -1,6 +1,6 @@
-"""Harder lookup items: close distractors, near-duplicates of the gold and unequal lengths.
+"""Hard lookup items: close distractors, near-duplicates of the gold and unequal lengths.
 
-The plain probe (:mod:`bookend.lab.items.lookup`) gives every document one fact about its own
+The plain lookup items (:mod:`bookend.lab.items.lookup`) give every document one fact about its own
 entity, so a retriever finds the gold document first almost always and only the slot of the top
 result is ever tested. These items make retrieval err the way real retrieval does:
 
@@ -13,11 +13,10 @@ result is ever tested. These items make retrieval err the way real retrieval doe
 - **unequal lengths**: each document is padded with neutral filler to a target of 20 to 400
   tokens (about 1.3 tokens per word), drawn log-uniformly with a bias towards short documents.
 
-Items are :class:`~bookend.lab.items.lookup.ProbeItem` objects, so calibration
-(:func:`bookend.lab.fitting.slots.calibrate`) and ``bookend eval`` both take them. Ids follow
-:data:`~bookend.lab.items.lookup.SPLIT_OFFSETS` (calibration and evaluation never share an item),
-and template families are chosen as in :func:`~bookend.lab.items.lookup.generate_items`, so a
-transfer check evaluates on families the calibration never saw.
+Each item records every document's role (:attr:`~bookend.lab.items.item.Item.roles`). Item ``i``
+of a split has the number ``SPLIT_OFFSETS[split] + i`` (calibration and evaluation never share an
+item) and comes from ``random.Random(f"hard:{seed}:{number}")``; template families are chosen as
+for the plain items, so a transfer check evaluates on families the calibration never saw.
 """
 
 from __future__ import annotations
@@ -25,24 +24,26 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from bookend.lab.items.lookup import (
-    _CITIES,
-    _COLOURS,
-    _COMPANIES,
-    _FILLER,
-    _FIRST,
-    _LAST,
-    _PRODUCTS,
+from bookend.lab.items.families import (
+    CITIES,
+    COLOURS,
+    COMPANIES,
     FAMILIES,
+    FILLER,
+    FIRST_NAMES,
+    LAST_NAMES,
+    PRODUCTS,
     SPLIT_OFFSETS,
-    ProbeItem,
-    _entities,
     checked_families,
+    entities,
+    item_id,
+    values,
 )
+from bookend.lab.items.item import Item
 
-__all__ = ["DISTRACTORS", "MAX_TOKENS", "MIN_TOKENS", "ROLES", "generate_hard_items"]
+__all__ = ["DISTRACTORS", "GOLD", "MAX_TOKENS", "MIN_TOKENS", "ROLES", "hard_items", "max_docs"]
 
-#: Each document's part in an item (``ProbeItem.roles``), in the module docstring's terms.
+#: Each document's part in an item (``Item.roles``), in the module docstring's terms.
 GOLD, NEAR, ENTITY, FAMILY = "gold", "near-duplicate", "entity-distractor", "family-distractor"
 ROLES = (GOLD, NEAR, ENTITY, FAMILY)
 MIN_TOKENS = 20
@@ -107,7 +108,7 @@ _MORE_FILLER = (
     "The town council debated the new tax for several weeks.",
     "Children walked several miles to reach the village school.",
 )
-_POOL = (*_FILLER, *_MORE_FILLER)
+_POOL = (*FILLER, *_MORE_FILLER)
 
 
 def _target_words(rng: random.Random) -> int:
@@ -142,9 +143,9 @@ def _near_entity(family: str, entity: str, rng: random.Random, taken: set[str]) 
         if family == "birthplace":
             first, last = entity.split(" ", 1)
             candidate = (
-                f"{first} {rng.choice(_LAST)}"
+                f"{first} {rng.choice(LAST_NAMES)}"
                 if rng.random() < 0.5
-                else f"{rng.choice(_FIRST)} {last}"
+                else f"{rng.choice(FIRST_NAMES)} {last}"
             )
         elif family == "access_code":
             candidate = f"{entity} {rng.choice(_VARIANT_SUFFIXES)}"
@@ -160,34 +161,27 @@ def _near_entity(family: str, entity: str, rng: random.Random, taken: set[str]) 
 
 def _entity_pool(family: str, rng: random.Random, n: int) -> list[str]:
     if family == "access_code":
-        pool = sorted(set(_entities("access_code", rng, 18)) | set(_EXTRA_CODENAMES))
+        pool = sorted(set(entities("access_code", rng, 18)) | set(_EXTRA_CODENAMES))
         return rng.sample(pool, n)
-    return _entities(family, rng, n)
-
-
-def _value_pool(family: str, rng: random.Random, n: int) -> list[str]:
-    pools = {"birthplace": _CITIES, "product": _PRODUCTS, "pet_colour": _COLOURS}
-    if family == "access_code":
-        return [str(v) for v in rng.sample(range(1000, 10000), n)]
-    return rng.sample(pools[family], n)
+    return entities(family, rng, n)
 
 
 def max_docs(family: str) -> int:
     """The largest K a family supports (distinct values and entities)."""
     limits = {
-        "birthplace": len(_CITIES),
+        "birthplace": len(CITIES),
         "access_code": 26,
-        "product": min(len(_COMPANIES), len(_PRODUCTS)),
-        "pet_colour": min(len(_FIRST), len(_COLOURS)),
+        "product": min(len(COMPANIES), len(PRODUCTS)),
+        "pet_colour": min(len(FIRST_NAMES), len(COLOURS)),
     }
     return limits[family]
 
 
-def _item(item_id: int, split: str, family: str, n_docs: int, rng: random.Random) -> ProbeItem:
+def _item(identifier: str, family: str, n_docs: int, rng: random.Random) -> Item:
     template = FAMILIES[family]
-    values = _value_pool(family, rng, n_docs)
-    entities = _entity_pool(family, rng, n_docs)
-    gold_entity = entities[0]
+    answers = values(family, rng, n_docs)
+    names = _entity_pool(family, rng, n_docs)
+    gold_entity = names[0]
     # Document roles: the gold document, then near-duplicates and entity distractors in turn
     # (at most two and three, while room remains), then same-family facts about other entities.
     # The gold passage tends to be long (the larger of two length draws): its fact is buried.
@@ -195,55 +189,53 @@ def _item(item_id: int, split: str, family: str, n_docs: int, rng: random.Random
     gold_position = rng.random()
     documents = [
         _place(
-            template.fact.format(entity=gold_entity, value=values[0]), gold_filler, gold_position
+            template.fact.format(entity=gold_entity, value=answers[0]), gold_filler, gold_position
         )
     ]
     roles = [GOLD]
     competitors = (NEAR, ENTITY, NEAR, ENTITY, ENTITY)[: min(5, (n_docs - 1) // 2)]
-    taken = set(entities)
+    taken = set(names)
     for role, k in zip(competitors, range(1, n_docs), strict=False):
         roles.append(role)
         if role == NEAR:
             near = _near_entity(family, gold_entity, rng, taken)
             taken.add(near)
-            fact = template.fact.format(entity=near, value=values[k])
+            fact = template.fact.format(entity=near, value=answers[k])
             documents.append(_place(fact, gold_filler, gold_position))
         else:
             distractor = DISTRACTORS[family][k // 4 % 2]
-            fact = distractor.format(entity=gold_entity, value=values[k])
+            fact = distractor.format(entity=gold_entity, value=answers[k])
             documents.append(_place(fact, _filler(rng, _target_words(rng)), rng.random()))
     for k in range(len(documents), n_docs):
         roles.append(FAMILY)
-        fact = template.fact.format(entity=entities[k], value=values[k])
+        fact = template.fact.format(entity=names[k], value=answers[k])
         documents.append(_place(fact, _filler(rng, _target_words(rng)), rng.random()))
     shuffle = list(range(n_docs))
     rng.shuffle(shuffle)
-    return ProbeItem(
-        item_id=item_id,
-        split=split,
-        family=family,
-        documents=tuple(documents[i] for i in shuffle),
-        answers=tuple(values[i] for i in shuffle),
-        gold=shuffle.index(0),
+    gold = shuffle.index(0)
+    return Item(
+        item_id=identifier,
         question=template.question.format(entity=gold_entity),
+        documents=tuple(documents[i] for i in shuffle),
+        answer=answers[0],
+        candidates=tuple(answers[i] for i in shuffle),
+        gold=gold,
+        family=family,
         answer_prefix=template.answer_prefix.format(entity=gold_entity),
         roles=tuple(roles[i] for i in shuffle),
     )
 
 
-def generate_hard_items(
+def hard_items(
     n_items: int,
     n_docs: int,
     *,
     seed: int = 0,
     split: str = "evaluation",
     families: Sequence[str] | None = None,
-) -> list[ProbeItem]:
-    """``n_items`` hard lookup items of ``n_docs`` documents (see the module docstring).
-
-    Item ``i`` has the id ``SPLIT_OFFSETS[split] + i`` and comes from
-    ``random.Random(f"hard:{seed}:{item_id}")``; item ``i`` takes family
-    ``families[i % len(families)]`` (default: all families).
+) -> list[Item]:
+    """``n_items`` hard lookup items of ``n_docs`` documents (see the module docstring); item
+    ``i`` takes family ``families[i % len(families)]`` (default: all families).
 
     Raises:
         ValueError: for an unknown split or family, ``n_items < 1``, or ``n_docs`` outside
@@ -252,7 +244,7 @@ def generate_hard_items(
     chosen = checked_families(split, families, n_items, n_docs, max_docs)
     items = []
     for index in range(n_items):
-        item_id = SPLIT_OFFSETS[split] + index
-        family = chosen[index % len(chosen)]
-        items.append(_item(item_id, split, family, n_docs, random.Random(f"hard:{seed}:{item_id}")))
+        number = SPLIT_OFFSETS[split] + index
+        rng = random.Random(f"hard:{seed}:{number}")
+        items.append(_item(item_id(split, number), chosen[index % len(chosen)], n_docs, rng))
     return items

@@ -1,7 +1,12 @@
-"""Evaluation items: a question, its retrieved documents and the gold answer.
+"""Items: one question, its documents and the gold answer; one prompt renderer; the JSONL format.
 
-Read from a JSONL file (the user's own data) or converted from the built-in generator. One JSON
-object per line:
+Every source of items gives this one type: the generated lookup and hard items
+(:mod:`~bookend.lab.items.lookup`, :mod:`~bookend.lab.items.hard`), the NaturalQuestions suite
+(:mod:`~bookend.lab.items.nq`) and the user's own JSONL file (:func:`load_jsonl`). Every experiment
+renders it with :meth:`Item.rendered`: the prompt text is part of the call-cache key and of every
+recorded run, so it never changes.
+
+The JSONL file has one JSON object per line:
 
 ``question`` (string, required)
     The question asked after the documents.
@@ -30,25 +35,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bookend.lab.items.lookup import ProbeItem, render_prompt
-
-__all__ = ["EvalItem", "from_probe", "load_jsonl"]
+__all__ = ["Item", "load_jsonl", "render_prompt"]
 
 
 @dataclass(frozen=True)
-class EvalItem:
-    """One evaluation item (see the module docstring).
+class Item:
+    """One item (see the module docstring).
 
     Attributes:
-        item_id: its name in the report.
+        item_id: its name in reports and outcomes (``"evaluation:1000003"`` for generated items,
+            ``"nq:evaluation:12"`` for the NQ suite, the file's ``id`` or line number).
         question: the question.
-        documents: the retrieved documents, in the file's (or generator's) order.
+        documents: the documents, in the source's order.
         answer: the gold answer.
-        candidates: possible answers including ``answer``, or ``None``.
+        candidates: possible answers including ``answer`` (distinct), or ``None``.
         scores: the retriever's score of each document, or ``None``.
         gold: index of the document holding the answer, or ``None`` when unknown.
-        family: template family of generated items (``"file"`` for user data).
+        family: template family (``"file"`` for user data, ``"nq-bm25"`` ... for the NQ suite).
         answer_prefix: text after ``"Answer:"`` that the answer continues (generated items).
+        roles: each document's part in a hard item (:data:`bookend.lab.items.hard.ROLES`,
+            ``roles[gold] == "gold"``); empty for other items.
+        filler: the ``(lo, hi)`` filler sentences per document of a plain lookup item, or
+            ``None``.
     """
 
     item_id: str
@@ -60,16 +68,8 @@ class EvalItem:
     gold: int | None = None
     family: str = "file"
     answer_prefix: str = ""
-
-    def prompt(self, order: Sequence[int]) -> str:
-        """The prompt with the documents in ``order`` (indices into :attr:`documents`)."""
-        if sorted(order) != list(range(len(self.documents))):
-            raise ValueError(
-                f"order must be a permutation of range({len(self.documents)}), got {list(order)!r}"
-            )
-        return render_prompt([self.documents[k] for k in order], self.question, self.answer_prefix)[
-            0
-        ]
+    roles: tuple[str, ...] = ()
+    filler: tuple[int, int] | None = None
 
     @property
     def continuations(self) -> tuple[str, ...]:
@@ -81,19 +81,61 @@ class EvalItem:
         """Index of the gold answer in :attr:`continuations`."""
         return self.continuations.index(self.answer)
 
+    def order_with_gold_at(self, slot: int) -> tuple[int, ...]:
+        """Document order placing the gold document at ``slot``, the others in original order.
 
-def from_probe(item: ProbeItem) -> EvalItem:
-    """A generated lookup item: the documents' values are the candidates."""
-    return EvalItem(
-        item_id=f"{item.split}:{item.item_id}",
-        question=item.question,
-        documents=item.documents,
-        answer=item.gold_answer,
-        candidates=item.answers,
-        gold=item.gold,
-        family=item.family,
-        answer_prefix=item.answer_prefix,
-    )
+        Raises:
+            ValueError: when the gold document is unknown or ``slot`` is not a slot.
+        """
+        if self.gold is None:
+            raise ValueError(f"item {self.item_id!r} has no known gold document to place")
+        if not 0 <= slot < len(self.documents):
+            raise ValueError(f"slot must lie in [0, {len(self.documents) - 1}], got slot={slot!r}")
+        others = [k for k in range(len(self.documents)) if k != self.gold]
+        return (*others[:slot], self.gold, *others[slot:])
+
+    def prompt(self, order: Sequence[int] | None = None) -> str:
+        """The prompt with documents in ``order`` (see :meth:`rendered`)."""
+        return self.rendered(order)[0]
+
+    def rendered(self, order: Sequence[int] | None = None) -> tuple[str, list[tuple[int, int]]]:
+        """The prompt with the documents in ``order`` (a permutation of ``range(K)``; default: as
+        given), ending with the answer prefix, and the character span ``[start, end)`` of each
+        rendered ``"Document k: ..."``, slot 1 first (:func:`render_prompt`).
+
+        Raises:
+            ValueError: when ``order`` is not a permutation of the documents.
+        """
+        indices = list(range(len(self.documents))) if order is None else list(order)
+        if sorted(indices) != list(range(len(self.documents))):
+            raise ValueError(
+                f"order must be a permutation of range({len(self.documents)}), got {indices!r}"
+            )
+        return render_prompt(
+            [self.documents[k] for k in indices], self.question, self.answer_prefix
+        )
+
+
+def render_prompt(
+    documents: Sequence[str], question: str, answer_prefix: str = ""
+) -> tuple[str, list[tuple[int, int]]]:
+    """The completion-style prompt and the character span of each ``"Document k: ..."``.
+
+    Instruction, numbered documents in the given order, the question, and ``"Answer:"`` followed
+    by ``answer_prefix``; the answer follows as ``" " + answer``. No chat template: base and
+    instruction-tuned models both continue it. The documents block is
+    ``[spans[0][0], spans[-1][1])``.
+    """
+    text = "Read the documents and answer the question.\n\n"
+    spans = []
+    for slot, document in enumerate(documents):
+        if slot:
+            text += "\n\n"
+        start = len(text)
+        text += f"Document {slot + 1}: {document}"
+        spans.append((start, len(text)))
+    answer = f"Answer: {answer_prefix}" if answer_prefix else "Answer:"
+    return f"{text}\n\nQuestion: {question}\n{answer}", spans
 
 
 def _strings(value: Any, field: str, where: str) -> tuple[str, ...]:
@@ -126,7 +168,7 @@ def _documents(value: Any, where: str) -> tuple[tuple[str, ...], tuple[float, ..
     return texts, tuple(scores)
 
 
-def _parse(line: str, number: int) -> EvalItem:
+def _parse(line: str, number: int) -> Item:
     where = f"line {number}"
     try:
         data = json.loads(line)
@@ -151,7 +193,7 @@ def _parse(line: str, number: int) -> EvalItem:
         gold = next((k for k, d in enumerate(documents) if needle in d.lower()), None)
     elif isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < len(documents):
         raise ValueError(f"{where}: gold must be a document index, got gold={gold!r}")
-    return EvalItem(
+    return Item(
         item_id=str(data.get("id", number)),
         question=data["question"],
         documents=documents,
@@ -162,8 +204,8 @@ def _parse(line: str, number: int) -> EvalItem:
     )
 
 
-def load_jsonl(path: str | Path) -> list[EvalItem]:
-    """Read evaluation items from a JSONL file (format in the module docstring).
+def load_jsonl(path: str | Path) -> list[Item]:
+    """Read items from a JSONL file (format in the module docstring).
 
     Raises:
         ValueError: naming the line and field of the first malformed item, or for an empty file.

@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bookend.lab.items.item import EvalItem
-from bookend.lab.retrieval import bm25_tokens
+from bookend.lab.items.item import Item
+from bookend.lab.retrieval import MiniLMRetriever, bm25_tokens
 
 __all__ = ["NQ_RETRIEVERS", "NQ_SPLITS", "NQRecord", "load_records", "nq_items", "split_of"]
 
@@ -99,9 +99,7 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
 
 
 def _minilm_matrix(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-    from bookend.lab.retrieval import MiniLMScorer
-
-    model = MiniLMScorer().model
+    model = MiniLMRetriever().model
     q = model.encode(list(queries), normalize_embeddings=True, batch_size=64)
     p = model.encode(list(passages), normalize_embeddings=True, batch_size=64)
     return np.asarray(q @ p.T, dtype=np.float64)
@@ -122,7 +120,7 @@ _MATRICES: dict[str, Callable[[Sequence[str], Sequence[str]], np.ndarray]] = {
 
 def _item(
     index: int, pool: Sequence[NQRecord], scores: np.ndarray, k: int, split: str, retriever: str
-) -> EvalItem | None:
+) -> Item | None:
     record = pool[index]
     answers = [normalize(a) for a in record.answers]
     taken = {answers[0]}
@@ -140,7 +138,7 @@ def _item(
     if len(chosen) < k:
         return None
     ranked = sorted(chosen, key=lambda j: (-scores[j], j))
-    return EvalItem(
+    return Item(
         item_id=f"nq:{split}:{index}",
         question=record.question,
         documents=tuple(pool[j].document for j in ranked),
@@ -159,7 +157,7 @@ def nq_items(
     split: str = "evaluation",
     retrievers: Sequence[str] = NQ_RETRIEVERS,
     path: str | None = None,
-) -> list[EvalItem]:
+) -> list[Item]:
     """The first ``n_items`` items of ``k`` documents of a split (construction in the module
     docstring); item ``i`` takes retriever ``retrievers[i % len(retrievers)]``.
 
@@ -177,7 +175,7 @@ def nq_items(
     if not 1 <= n_items <= len(pool):
         raise ValueError(f"n_items must be in 1..{len(pool)} for split {split!r}, got {n_items!r}")
     passages = [r.document for r in pool]
-    out: list[EvalItem] = []
+    out: list[Item] = []
     for offset, retriever in enumerate(retrievers):
         positions = range(offset, len(pool), len(retrievers))
         wanted = [i for n, i in enumerate(positions) if n < n_items]
