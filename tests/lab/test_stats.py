@@ -1,4 +1,4 @@
-"""Statistics of ``bookend eval``, checked against independent computations."""
+"""The lab's statistics, checked against independent computations and known values."""
 
 import statistics
 
@@ -11,6 +11,7 @@ from bookend.lab.stats import (
     estimate,
     minimum_detectable_difference,
     paired_difference,
+    wilson_interval,
 )
 
 
@@ -71,3 +72,12 @@ def test_paired_difference_sign_and_verdict() -> None:
 def test_paired_difference_rejects_mismatched_lengths() -> None:
     with pytest.raises(ValueError, match="one value per item"):
         paired_difference([1.0, 2.0], [1.0])
+
+
+def test_wilson_interval_known_values() -> None:
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4)
+    assert high == pytest.approx(0.9433, abs=1e-4)
+    assert wilson_interval(0, 5)[0] == 0.0
+    with pytest.raises(ValueError, match="trials"):
+        wilson_interval(0, 0)

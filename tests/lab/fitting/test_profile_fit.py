@@ -37,7 +37,7 @@ def simulate(
             edges = np.concatenate(([0], np.cumsum(lengths)))
             placed = [
                 SlotOutcome(
-                    item_id=item_id,
+                    item_id=str(item_id),
                     family="birthplace",
                     n_docs=docs,
                     slot=slot,
@@ -152,6 +152,6 @@ def test_outcomes_json_round_trip_and_validation() -> None:
     outcomes = simulate(TRUE, {(3, (0, 1)): 0.0}, n_items=2, seed=4)
     assert outcomes_from_json(outcomes_to_json(outcomes)) == outcomes
     with pytest.raises(ValueError, match="gold span"):
-        SlotOutcome(1, "x", 3, 0, 5, 5, 10, 20, True, 0.5, -1.0, (0, 1))
+        SlotOutcome("1", "x", 3, 0, 5, 5, 10, 20, True, 0.5, -1.0, (0, 1))
     with pytest.raises(ValueError, match="slot"):
-        SlotOutcome(1, "x", 3, 3, 0, 5, 10, 20, True, 0.5, -1.0, (0, 1))
+        SlotOutcome("1", "x", 3, 3, 0, 5, 10, 20, True, 0.5, -1.0, (0, 1))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bookend import ModelSpec
 from bookend.lab.fitting.theory import (
     compare,
     fit_depth_share,
@@ -12,7 +13,6 @@ from bookend.lab.fitting.theory import (
     poisson_cdf,
     theory_bins,
 )
-from bookend.spec import ModelSpec
 from bookend.theory import recency_delta
 
 

@@ -73,3 +73,18 @@ def test_scores_equal_the_from_scratch_definition(
         total, greedy = _from_scratch(lm, byte_tokenizer, PROMPT, continuation)
         assert got.logprob[k] == pytest.approx(total, abs=1e-4), continuation
         assert got.greedy[k] == greedy, continuation
+
+
+def test_cached_scores_match_full_sequence_scores(llama_config: Any, byte_tokenizer: Any) -> None:
+    torch.manual_seed(0)
+    tiny_lm = transformers.AutoModelForCausalLM.from_config(llama_config).eval()
+    prompt = "The code is"
+    candidates = ["4821", "77", "x"]
+    cached = scoring.score_continuations(tiny_lm, byte_tokenizer, prompt, candidates).logprob
+    base = byte_tokenizer.encode(prompt)
+    for k, cand in enumerate(candidates):
+        ids = base + byte_tokenizer.encode(" " + cand, add_special_tokens=False)
+        with torch.no_grad():
+            logp = torch.log_softmax(tiny_lm(input_ids=torch.tensor([ids])).logits[0], dim=-1)
+        full = sum(float(logp[t - 1, ids[t]]) for t in range(len(base), len(ids)))
+        assert cached[k] == pytest.approx(full, abs=1e-3)

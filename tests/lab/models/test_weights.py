@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from bookend.lab.models import weights
+from bookend.lab.models import local, weights
 
 
 def test_bad_device_dtype_and_path_name_the_parameter(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="dtype="):
-        weights.load_trained(tmp_path, dtype="int8")
+        local.load_trained(tmp_path, dtype="int8")
     with pytest.raises(ValueError, match="device="):
-        weights.load_trained(tmp_path, device="tpu")
+        local.load_trained(tmp_path, device="tpu")
     with pytest.raises(ValueError, match="gemma3-270m"):
         weights.resolve_weights(tmp_path / "nowhere")
 

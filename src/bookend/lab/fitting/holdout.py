@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
+from bookend import InfluenceProfile, TabulatedProfile
 from bookend.arrays import FloatArray
 from bookend.lab.fitting.outcomes import SlotOutcome
 from bookend.lab.fitting.profile import (
@@ -40,11 +41,9 @@ from bookend.lab.fitting.profile import (
     log_influence,
     outcome_values,
 )
-from bookend.profile import InfluenceProfile, TabulatedProfile
+from bookend.lab.stats import cluster_interval
 
 __all__ = ["heldback_report", "heldback_summary"]
-
-_BOOTSTRAP = 2000
 
 
 def _fit_link(
@@ -124,20 +123,6 @@ def _by_cell_and_slot(
     return out
 
 
-def _bootstrap(
-    items: npt.NDArray[np.int64], diff: FloatArray, seed: int = 0
-) -> tuple[float, float]:
-    """95% percentile interval of the mean of ``diff`` resampling items with replacement."""
-    ids = np.unique(items)
-    sums = np.array([diff[items == i].sum() for i in ids])
-    counts = np.array([(items == i).sum() for i in ids])
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, ids.size, size=(_BOOTSTRAP, ids.size))
-    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high)
-
-
 def heldback_report(
     fit: OutcomeFit,
     table: TabulatedProfile,
@@ -160,18 +145,19 @@ def heldback_report(
     candidates.update({name: (p, None) for name, p in (others or {}).items()})
     scored = {name: _score(p, train, heldback, slope) for name, (p, slope) in candidates.items()}
     y = outcome_values(heldback, "correct")
-    # An item is one (cell, item id): cells reuse ids for different items.
-    keys = sorted({(o.cell, o.item_id) for o in heldback})
-    items = np.array([keys.index((o.cell, o.item_id)) for o in heldback], dtype=np.int64)
+    # An item is one (cell, item id): cells reuse ids for different items. Items are numbered in
+    # order of appearance (cells in order, items as measured).
+    keys = {key: n for n, key in enumerate(dict.fromkeys((o.cell, o.item_id) for o in heldback))}
+    items = np.array([keys[(o.cell, o.item_id)] for o in heldback], dtype=np.int64)
     _, fit_ll, fit_sq = scored["fitted"]
     differences = {}
     for name, (_, log_lik, squared) in scored.items():
         if name != "fitted":
             differences[name] = {
                 "log_likelihood_per_outcome": float((fit_ll - log_lik).mean()),
-                "log_likelihood_ci95": list(_bootstrap(items, fit_ll - log_lik)),
+                "log_likelihood_ci95": list(cluster_interval(items, fit_ll - log_lik)),
                 "brier": float((fit_sq - squared).mean()),
-                "brier_ci95": list(_bootstrap(items, fit_sq - squared)),
+                "brier_ci95": list(cluster_interval(items, fit_sq - squared)),
             }
     return {
         "protocol": "see bookend.lab.fitting.holdout",

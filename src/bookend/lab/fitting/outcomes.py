@@ -1,6 +1,6 @@
-"""Per-item outcomes of the behavioural probe: where the gold document sat, and how it went.
+"""Per-item outcomes of a calibration: where the gold document sat, and how it went.
 
-One :class:`SlotOutcome` per (item, slot) scored by :func:`bookend.lab.fitting.slots.calibrate`.
+One :class:`SlotOutcome` per (item, slot) scored by :mod:`bookend.lab.experiments.calibrate`.
 Positions are token offsets inside the *documents block* (from the first ``"Document 1:"`` to the
 end of the last document), the part of the prompt that placement arranges; ``n_tokens`` is that
 block's length, ``prompt_tokens`` the whole prompt's. This module needs neither torch nor
@@ -21,7 +21,7 @@ class SlotOutcome:
     """One item scored with its gold document in one slot.
 
     Attributes:
-        item_id: the probe item's id.
+        item_id: the item's id (reports written before ids were strings hold the number).
         family: its template family.
         n_docs: K, the number of documents.
         slot: the gold document's slot, 0-based.
@@ -35,7 +35,7 @@ class SlotOutcome:
         filler: the ``(lo, hi)`` filler sentences per document the item was generated with.
     """
 
-    item_id: int
+    item_id: str
     family: str
     n_docs: int
     slot: int
@@ -80,7 +80,7 @@ def outcomes_from_json(records: Sequence[Mapping[str, Any]]) -> list[SlotOutcome
         lo, hi = r["filler"]
         out.append(
             SlotOutcome(
-                item_id=int(r["item_id"]),
+                item_id=str(r["item_id"]),
                 family=str(r["family"]),
                 n_docs=int(r["n_docs"]),
                 slot=int(r["slot"]),

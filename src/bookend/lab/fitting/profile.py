@@ -39,10 +39,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import least_squares, minimize
 
+from bookend import FittedProfile, InfluenceProfile, TabulatedProfile
 from bookend.arrays import FloatArray
-from bookend.fitted import PARAMETERS, FittedProfile
+from bookend.fitted import PARAMETERS
 from bookend.lab.fitting.outcomes import SlotOutcome
-from bookend.profile import InfluenceProfile, TabulatedProfile
 
 __all__ = [
     "OutcomeFit",

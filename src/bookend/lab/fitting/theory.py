@@ -34,8 +34,8 @@ import numpy.typing as npt
 from scipy.optimize import minimize, minimize_scalar
 from scipy.stats import spearmanr
 
+from bookend import ModelSpec
 from bookend.arrays import FloatArray
-from bookend.spec import ModelSpec
 from bookend.theory import influence_cdf, poisson_cdf, recency_delta
 
 __all__ = [

@@ -1,40 +1,107 @@
-"""Scoring continuations of a prompt with a causal LM, with an on-disk cache of model calls.
+"""The in-process model: load local weights (a model directory or a GGUF file) and score with them.
 
-One model call scores one prompt: the prompt is run once with a key-value cache, and the
-continuations (the candidates, or the answer alone) are then run after it in one pass. For each
-continuation ``c`` it returns the total log-probability ``sum_t ln P(c_t | prompt, c_<t)`` and
-whether greedy decoding would produce it (every token is the most likely one).
+Loading (:func:`load_trained`): transformers' ``from_pretrained`` with ``local_files_only``, so
+nothing is downloaded; a GGUF file goes through ``from_pretrained(directory, gguf_file=name)``,
+which dequantises it (needs the packages ``gguf`` and ``accelerate``). The tokenizer comes from the
+same directory or file. Names such as ``smollm2`` resolve through
+:mod:`~bookend.lab.models.weights`.
 
-The continuation pass packs every continuation into one sequence after the prompt's cache, with a
-block mask that lets each continuation see the prompt and its own earlier tokens only (and
+Scoring (:func:`score_continuations`): one model call scores one prompt. The prompt is run once
+with a key-value cache, and the continuations (the candidates, or the answer alone) are then run
+after it in one pass. The pass packs every continuation into one sequence after the prompt's cache,
+with a block mask that lets each continuation see the prompt and its own earlier tokens only (and
 positions that restart after the prompt), so the prompt's cache is extended once. Models whose
 cache is not a plain append-only one (sliding-window layers, as in Gemma 3) instead get the cache
 repeated once per continuation, a batch that copies it K times; both give the same numbers as
 scoring ``prompt + c`` from scratch (tested).
 
-:class:`CallCache` keeps the results in a JSONL file keyed by a hash of (model id, prompt,
-continuations), written as each call finishes, so an interrupted run resumes where it stopped.
+:class:`LocalScorer` is the :class:`~bookend.lab.models.scorer.Scorer` of a loaded model, through
+a call cache. Importing this module does not import torch; loading and scoring do.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CallCache", "Continuations", "ModelScorer", "score_continuations"]
+import bookend
+from bookend.lab import deps
+from bookend.lab.models.cache import CallCache, call_key
+from bookend.lab.models.scorer import Continuations
+from bookend.lab.models.weights import resolve_weights
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["DTYPES", "LocalScorer", "TrainedModel", "load_trained", "score_continuations"]
+
+DTYPES = ("float32", "bfloat16", "float16")
 
 
-@dataclass(frozen=True)
-class Continuations:
-    """Per continuation: total log-probability and whether greedy decoding produces it."""
+@dataclass
+class TrainedModel:
+    """A loaded causal LM, its base model and tokenizer.
 
-    logprob: tuple[float, ...]
-    greedy: tuple[bool, ...]
+    Attributes:
+        lm: the causal language model (with its head), in eval mode, no parameter gradients.
+        base: its headless base model (returns ``last_hidden_state``).
+        tokenizer: the matching tokenizer.
+        name: the path it was loaded from.
+    """
+
+    lm: Any
+    base: torch.nn.Module
+    tokenizer: Any
+    name: str
+
+
+def load_trained(path: str | Path, *, device: str = "cpu", dtype: str = "float32") -> TrainedModel:
+    """Load a causal LM from a local model directory or a ``.gguf`` file, offline.
+
+    ``path`` may also name installed weights (:data:`~bookend.lab.models.weights.NAMED_WEIGHTS`).
+    ``device`` is ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when available); ``dtype`` one of
+    :data:`DTYPES`.
+
+    Raises:
+        ValueError: when the path does not exist or is neither a directory nor a GGUF file, for an
+            unknown device or dtype, or for ``device="cuda"`` without a GPU.
+    """
+    import torch
+
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got dtype={dtype!r}")
+    if device not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got device={device!r}")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' but torch sees no CUDA device")
+    source = resolve_weights(path)
+    kwargs: dict[str, Any] = {}
+    if source.is_file():
+        if source.suffix.lower() != ".gguf":
+            raise ValueError(
+                f"weights must be a model directory or a .gguf file, got path={path!r}"
+            )
+        directory, kwargs["gguf_file"] = str(source.parent), source.name
+    else:
+        directory = str(source)
+    tf = deps.transformers()
+    tokenizer = tf.AutoTokenizer.from_pretrained(directory, local_files_only=True, **kwargs)
+    lm = tf.AutoModelForCausalLM.from_pretrained(
+        directory,
+        local_files_only=True,
+        dtype=getattr(torch, dtype),
+        attn_implementation="sdpa",
+        **kwargs,
+    )
+    lm.to(device)
+    lm.eval()
+    lm.requires_grad_(False)
+    return TrainedModel(lm=lm, base=lm.base_model, tokenizer=tokenizer, name=str(source))
 
 
 def score_continuations(
@@ -128,66 +195,31 @@ def _batched_pass(lm: Any, cache: Any, prompt_ids: Any, cand: Sequence[list[int]
     return [logp[k, : len(c) - 1] for k, c in enumerate(cand)]
 
 
-def call_key(model_id: str, prompt: str, continuations: Sequence[str]) -> str:
-    """The cache key of one model call."""
-    text = json.dumps([model_id, prompt, list(continuations)], ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+class LocalScorer:
+    """The :class:`~bookend.lab.models.scorer.Scorer` of an in-process model.
 
-
-class CallCache:
-    """Model-call results in memory, mirrored to an append-only JSONL file when ``path`` is set."""
-
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path = None if path is None else Path(path)
-        self._results: dict[str, Continuations] = {}
-        if self.path is not None and self.path.is_file():
-            text = self.path.read_text(encoding="utf-8")
-            if text and not text.endswith("\n"):  # a torn last line: new rows start afresh
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write("\n")
-            for line in text.splitlines():
-                try:
-                    row = json.loads(line)
-                    self._results[row["key"]] = Continuations(
-                        tuple(map(float, row["logprob"])), tuple(map(bool, row["greedy"]))
-                    )
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue  # a line cut short by an interrupted run: that call is redone
-
-    def __len__(self) -> int:
-        return len(self._results)
-
-    def get(self, key: str) -> Continuations | None:
-        """The stored result, or ``None``."""
-        return self._results.get(key)
-
-    def put(self, key: str, result: Continuations) -> None:
-        """Store a result (and append it to the file)."""
-        self._results[key] = result
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            row = {"key": key, "logprob": list(result.logprob), "greedy": list(result.greedy)}
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row) + "\n")
-
-
-class ModelScorer:
-    """Scores prompts with one model through a :class:`CallCache`.
+    ``model`` needs ``lm``, ``tokenizer`` and ``name`` (a :class:`TrainedModel`). Its
+    ``model_id`` is ``"NAME|DTYPE"`` (the weights' dtype), so calls of another precision never
+    share a cache entry; :attr:`spec` is the theory spec read from the model's config.
 
     Attributes:
         calls: model calls made (cache misses); identical requests are answered from the cache.
     """
 
-    def __init__(self, lm: Any, tokenizer: Any, model_id: str, cache: CallCache) -> None:
-        self.lm = lm
-        self.tokenizer = tokenizer
-        self.model_id = model_id
-        self.cache = cache
+    def __init__(self, model: Any, cache: CallCache | None = None) -> None:
+        self.model = model
+        self.model_id = f"{model.name}|{str(model.lm.dtype).removeprefix('torch.')}"
+        self.cache = cache if cache is not None else CallCache()
         self.calls = 0
+
+    @property
+    def spec(self) -> bookend.ModelSpec:
+        """The theory spec of the model's architecture (its depth), from its config."""
+        return bookend.ModelSpec.from_hf_config(self.model.lm.config.to_dict())
 
     def token_length(self, text: str) -> int:
         """Tokens of ``text`` under the model's tokenizer (no special tokens)."""
-        return len(self.tokenizer.encode(text, add_special_tokens=False))
+        return len(self.model.tokenizer.encode(text, add_special_tokens=False))
 
     def is_cached(self, prompt: str, continuations: Sequence[str]) -> bool:
         """Whether this request is answered without a model call."""
@@ -198,7 +230,7 @@ class ModelScorer:
         key = call_key(self.model_id, prompt, continuations)
         found = self.cache.get(key)
         if found is None:
-            found = score_continuations(self.lm, self.tokenizer, prompt, continuations)
+            found = score_continuations(self.model.lm, self.model.tokenizer, prompt, continuations)
             self.calls += 1
             self.cache.put(key, found)
         return found
