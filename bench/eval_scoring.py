@@ -21,10 +21,8 @@ from typing import Any
 
 import torch
 
-from bookend.lab.items.hard import generate_hard_items
-from bookend.lab.items.item import from_probe
-from bookend.lab.models.local import score_continuations
-from bookend.lab.models.weights import load_trained
+from bookend.lab.items.hard import hard_items
+from bookend.lab.models.local import load_trained, score_continuations
 
 
 def _timed(packed: bool, model: Any, prompt: str, cands: list[str]) -> Any:
@@ -45,14 +43,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.weights}, float32, {args.threads} thread(s); median seconds per call")
     print(f"{'K':>3} {'tokens':>7} {'packed':>8} {'batched':>8} {'ratio':>6} {'max |diff|':>11}")
     for k in args.docs:
-        items = generate_hard_items(
+        items = hard_items(
             args.prompts, k, seed=0, split="calibration", families=["birthplace", "access_code"]
         )
         times: dict[str, list[float]] = {"packed": [], "batched": []}
         tokens, diff = [], 0.0
-        for probe in items:
-            item = from_probe(probe)
-            prompt = item.prompt(list(range(len(item.documents))))
+        for item in items:
+            prompt = item.prompt()
             cands = list(item.continuations)
             tokens.append(len(model.tokenizer.encode(prompt)))
             t_packed, a = _timed(True, model, prompt, cands)

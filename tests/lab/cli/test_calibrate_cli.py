@@ -14,7 +14,7 @@ import pytest
 
 import bookend
 from bookend import FittedProfile, TabulatedProfile, load_profile
-from bookend.lab.cli.validate import register
+from bookend.lab.cli import register
 
 
 def _run(argv: list[str]) -> int:

@@ -16,8 +16,8 @@ from scipy.stats import spearmanr
 
 import bookend
 from bookend import TabulatedProfile
-from bookend.lab import deps as _deps
-from bookend.lab.cli.validate import register
+from bookend.lab import deps
+from bookend.lab.cli import register
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -27,7 +27,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_cli_module_imports_without_torch() -> None:
-    code = "import sys, bookend.lab.cli.validate; print('torch' in sys.modules)"
+    code = "import sys, bookend.lab.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -94,9 +94,9 @@ def test_missing_extra_gives_install_hint(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def missing() -> None:
-        raise _deps.MissingDependencyError(f"torch not installed; {_deps.INSTALL_HINT}")
+        raise deps.MissingDependencyError(f"torch not installed; {deps.INSTALL_HINT}")
 
-    monkeypatch.setattr(_deps, "check_available", missing)
+    monkeypatch.setattr(deps, "check_available", missing)
     args = _parse(["calibrate", "--weights", "x", "--out", "y.json"])
     assert args.func(args) == 2
     assert "bookend[validate]" in capsys.readouterr().err

@@ -10,7 +10,8 @@ import transformers
 
 from bookend.cli import main
 from bookend.lab.experiments.evaluate import evaluate
-from bookend.lab.items.item import EvalItem
+from bookend.lab.items.item import Item
+from bookend.lab.models import CallCache, LocalScorer
 from bookend.lab.models import local as scoring
 from bookend.lab.report.evaluation import REPORT_VERSION
 
@@ -111,9 +112,9 @@ def test_cli_errors_are_one_line_with_exit_2(
     assert "\n" not in err
 
 
-def _items(n: int, k: int) -> list[EvalItem]:
+def _items(n: int, k: int) -> list[Item]:
     return [
-        EvalItem(
+        Item(
             item_id=str(i),
             question=f"What is the code of item {i}?",
             documents=tuple(f"The code of item {j} is {100 + j}." for j in range(k)),
@@ -129,13 +130,12 @@ def test_cache_resumes_without_model_calls(
     tiny: SimpleNamespace, tmp_path: Path, counted: list[str]
 ) -> None:
     cache = tmp_path / "calls.jsonl"
-    kwargs: dict[str, Any] = {
-        "model": tiny,
-        "retrievers": ["bm25"],
-        "cache": cache,
-        "progress": False,
-    }
-    first = evaluate(_items(4, 4), **kwargs)
+
+    def run() -> Any:  # a fresh process's scorer: the cache file is all it shares
+        scorer = LocalScorer(tiny, CallCache(cache))
+        return evaluate(_items(4, 4), scorer=scorer, retrievers=["bm25"], progress=False)
+
+    first = run()
     assert first.calls == len(counted) > 0
     assert first.report["timing"]["distinct_prompts"] == len(counted)
     lines = cache.read_text(encoding="utf-8").splitlines()
@@ -143,10 +143,10 @@ def test_cache_resumes_without_model_calls(
     counted.clear()
     # An interrupted run: drop the last half of the cache and a torn final line.
     cache.write_text("\n".join(lines[: len(lines) // 2]) + '\n{"key": "ab', encoding="utf-8")
-    resumed = evaluate(_items(4, 4), **kwargs)
+    resumed = run()
     assert resumed.calls == len(counted) == len(lines) - len(lines) // 2
     counted.clear()
-    again = evaluate(_items(4, 4), **kwargs)
+    again = run()
     assert again.calls == 0
     assert counted == []
     assert again.report["strategies"] == first.report["strategies"]
@@ -154,7 +154,7 @@ def test_cache_resumes_without_model_calls(
 
 def test_identical_prompts_share_one_model_call(tiny: SimpleNamespace, counted: list[str]) -> None:
     # Two documents allow only two orders, so a dozen strategies make at most two prompts.
-    result = evaluate(_items(3, 2), model=tiny, retrievers=["bm25"], progress=False)
+    result = evaluate(_items(3, 2), scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False)
     assert len(counted) == len(set(counted)) <= 3 * 2
     timing = result.report["timing"]
     assert timing["requests"] > 3 * 2

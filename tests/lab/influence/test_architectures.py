@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from bookend import available_presets
 from bookend.lab.influence.architectures import build_config, nominal_spec, shrink_width
-from bookend.spec import available_presets
 
 
 def test_presets_carry_published_dimensions() -> None:

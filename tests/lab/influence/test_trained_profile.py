@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import bookend
+from bookend import TabulatedProfile
 from bookend.lab.influence.runner import measure_trained, measured_profile
 from bookend.lab.influence.text import bundled_text, hashed_word_ids, token_windows
-from bookend.lab.models.weights import load_trained
-from bookend.profile import TabulatedProfile
+from bookend.lab.models.local import load_trained
 
 
 def test_saved_model_loads_and_measures_a_usable_profile(saved_model: Path, tmp_path: Path) -> None:

@@ -1,11 +1,11 @@
-"""Strategies of the run and the report built from per-item results (no model)."""
+"""The strategies built per item (random, oracle) and the report from per-item results."""
 
 from typing import Any
 
 import pytest
 
 from bookend.lab.report.evaluation import REPORT_VERSION, build_report, markdown
-from bookend.lab.strategies import oracle_order, random_orders
+from bookend.lab.strategies import best_slot_order, random_orders
 
 
 def test_random_orders_are_seeded_permutations() -> None:
@@ -16,8 +16,8 @@ def test_random_orders_are_seeded_permutations() -> None:
 
 
 def test_oracle_puts_the_gold_rank_in_the_best_slot() -> None:
-    assert oracle_order(2, 4, {0: 0.3, 1: 0.1, 2: 0.2, 3: 0.9}) == [0, 1, 3, 2]
-    assert oracle_order(0, 3, {0: 0.5, 1: 0.1, 2: 0.5}) == [0, 1, 2]  # ties: earlier slot
+    assert best_slot_order(2, 4, {0: 0.3, 1: 0.1, 2: 0.2, 3: 0.9}) == [0, 1, 3, 2]
+    assert best_slot_order(0, 3, {0: 0.5, 1: 0.1, 2: 0.5}) == [0, 1, 2]  # ties: earlier slot
 
 
 def _row(i: int, bookend: float, base: float, oracle: bool) -> dict[str, Any]:

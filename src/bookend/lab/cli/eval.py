@@ -6,8 +6,9 @@ Examples::
     bookend eval --weights smollm2 --docs 10 --items 150 --profile fitted=smollm2-fitted.json
     bookend eval --weights ./my-model --items-file my_items.jsonl --out eval-out
 
-Imports without torch; a missing ``bookend[validate]`` extra ends the command with one line and
-exit code 2, as do bad arguments.
+Parses, then calls :func:`~bookend.lab.experiments.evaluate.evaluate`. Imports without torch; a
+missing ``bookend[validate]`` extra ends the command with one line and exit code 2, as do bad
+arguments.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from bookend.lab.deps import guarded
+from bookend.lab.cli.common import guarded, set_threads
+from bookend.lab.items.suites import SUITES
 
 __all__ = ["QUICK", "register"]
 
@@ -50,10 +52,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--items-file", help="JSONL items (see README); default: built-in hard items")
     p.add_argument(
         "--suite",
-        choices=("hard", "nq"),
+        choices=sorted(SUITES),
         default="hard",
-        help="built-in items: generated hard items, or real NaturalQuestions passages among "
-        "retrieved hard negatives (default hard)",
+        help="built-in items: generated hard items, plain generated lookups, or real "
+        "NaturalQuestions passages among retrieved hard negatives (default hard)",
     )
     p.add_argument(
         "--docs", type=int, help=f"documents per built-in item (default {DEFAULT['docs']})"
@@ -134,36 +136,26 @@ def _evaluate(args: argparse.Namespace) -> int:
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
-    # Idle OpenMP workers should sleep, not spin, on a shared machine (read when torch loads).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    import torch
-
-    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    set_threads(args.threads)
     from bookend.lab.experiments.evaluate import evaluate
 
-    items: Any = args.items_file
-    retrievers = args.retriever
-    if items is None and args.suite == "nq":
-        from bookend.lab.items.nq import nq_items
-
-        items = nq_items(args.items or sizes["items"], args.docs or sizes["docs"], split=args.split)
-        retrievers = retrievers or ["file"]
     result = evaluate(
-        items,
+        args.items_file,
+        suite=args.suite,
         weights=args.weights,
+        device=args.device,
+        dtype=args.dtype,
+        cache=args.cache,
         k=args.docs or sizes["docs"],
         n_items=args.items or sizes["items"],
         seed=args.seed,
-        **({"families": args.families} if args.families else {}),
+        families=args.families,
         split=args.split,
-        retrievers=retrievers,
+        retrievers=args.retriever,
         profiles=_strategy_settings(args),
         theory=args.theory,
         random_draws=args.random_draws or sizes["random_draws"],
         oracle=not args.no_oracle,
-        device=args.device,
-        dtype=args.dtype,
-        cache=args.cache,
         out_dir=args.out,
         progress=not args.no_progress,
         log=lambda message: print(f"bookend eval: {message}", file=sys.stderr),

@@ -10,6 +10,8 @@ Two adjustments make CPU runs of large architectures possible, both recorded in 
   key-value heads and the MLP with the hidden width.
 - the vocabulary is capped (``vocab_cap``): random-token inputs draw i.i.d. rows of a random
   embedding table, so its size only changes how often a token repeats, not the profile.
+
+Importing this module does not import torch (the command line reads :data:`DEFAULT_VOCAB_CAP`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+from bookend import ModelSpec, available_presets
+from bookend.lab import deps
 
-from bookend.lab import deps as _deps
-from bookend.spec import ModelSpec, available_presets
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "DEFAULT_VOCAB_CAP",
@@ -67,7 +70,7 @@ def _preset_config(name: str) -> Any:
     dims = dict(arch["presets"][key])
     dims["num_hidden_layers"] = int(entry["depth"])
     dims["max_position_embeddings"] = int(entry["context_length"])
-    config_class = getattr(_deps.transformers(), family["config_class"])
+    config_class = getattr(deps.transformers(), family["config_class"])
     if entry["family"] == "gpt2":
         dims = {_GPT2_KEYS.get(k, k): v for k, v in dims.items()}
     config = config_class(**dims)
@@ -96,7 +99,7 @@ def build_config(
     Raises:
         ValueError: unknown preset, missing file, or ``n_tokens`` beyond learned positions.
     """
-    tf = _deps.transformers()
+    tf = deps.transformers()
     if isinstance(source, tf.PretrainedConfig):
         config = copy.deepcopy(source)
     elif isinstance(source, Mapping):
@@ -218,7 +221,9 @@ def random_model(config: Any, seed: int) -> torch.nn.Module:
     Parameters do not require gradients: the influence is a gradient with respect to the input
     embeddings only, and skipping weight gradients roughly halves the backward pass.
     """
-    tf = _deps.transformers()
+    import torch
+
+    tf = deps.transformers()
     torch.manual_seed(seed)
     model = tf.AutoModel.from_config(config, attn_implementation="sdpa", dtype=torch.float32)
     model.eval()

@@ -2,7 +2,7 @@
 
 :func:`measure_step0` measures a random-weight architecture, :func:`measure_trained` a loaded
 trained model; :func:`make_report` turns either measurement into the JSON-ready report and
-:func:`measured_profile` into a :class:`~bookend.profile.TabulatedProfile` that placement accepts.
+:func:`measured_profile` into a :class:`~bookend.TabulatedProfile` that placement accepts.
 
 Precision: by default matrix products run under bfloat16 autocast (norms, softmax and the gradient
 accumulation stay in float32). On GPT-2 small at N = 1024 that halves the time and moved no position
@@ -19,14 +19,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from bookend import ModelSpec, TabulatedProfile
 from bookend.lab.fitting.theory import compare, fit_depth_share, fit_poisson
 from bookend.lab.influence.architectures import DEFAULT_VOCAB_CAP, build_config, random_model
 from bookend.lab.influence.jacobian import InfluenceMeasurement, measure_influence
 from bookend.lab.influence.rope import RopeOff
 from bookend.lab.influence.text import bundled_text, hashed_word_ids, token_windows
-from bookend.lab.models.weights import TrainedModel
-from bookend.profile import TabulatedProfile
-from bookend.spec import ModelSpec
+from bookend.lab.models.local import TrainedModel
 
 __all__ = [
     "PRECISIONS",

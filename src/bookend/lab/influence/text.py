@@ -18,15 +18,13 @@ import numpy.typing as npt
 
 __all__ = ["bundled_text", "hashed_word_ids", "token_windows"]
 
-IntArray = npt.NDArray[np.int64]
-
 
 def bundled_text() -> str:
     """The bundled public-domain text."""
     return resources.files("bookend").joinpath("data/public_domain_text.txt").read_text("utf-8")
 
 
-def hashed_word_ids(text: str, vocab_size: int) -> IntArray:
+def hashed_word_ids(text: str, vocab_size: int) -> npt.NDArray[np.int64]:
     """Token ids for a model without a tokenizer: each word or punctuation mark hashed into the
     vocabulary (CRC-32 mod ``vocab_size``).
 
@@ -39,7 +37,7 @@ def hashed_word_ids(text: str, vocab_size: int) -> IntArray:
     return np.array([zlib.crc32(w.encode("utf-8")) % vocab_size for w in words], dtype=np.int64)
 
 
-def token_windows(ids: npt.ArrayLike, n_tokens: int, n_windows: int) -> IntArray:
+def token_windows(ids: npt.ArrayLike, n_tokens: int, n_windows: int) -> npt.NDArray[np.int64]:
     """``n_windows`` windows of ``n_tokens`` ids, evenly spaced starts: ``[n_windows, n_tokens]``.
 
     The ids are repeated end to end when the text is shorter than a window (or than the windows

@@ -2,7 +2,9 @@
 
 Fields of ``report.json`` (``report_version`` 1):
 
-``report_version``, ``bookend_version``, ``model`` (the loaded path), ``settings`` (what was run)
+``report_version``, ``bookend_version``, ``model`` (the scorer's ``model_id``: for local weights
+the loaded path and dtype, ``PATH|float32``), ``settings`` (what was run: the items' source and
+suite, K, seed, families, split, retrievers, random draws, oracle, profiles, theory, device, dtype)
 ``metrics``
     The per-item scores, in order: ``gold_logprob`` (log-probability of ``" " + answer`` after the
     prompt, nats), ``candidate_prob`` (the gold answer's probability among the candidates, when
@@ -229,7 +231,7 @@ def write(report: Mapping[str, Any], text: str, directory: Path) -> list[Path]:
     from bookend.plot import matplotlib_available
 
     if matplotlib_available():
-        from bookend.lab.report import evaluation_figures as figures
+        from bookend.lab.report import figures
 
         files += [
             figures.position_curve(report, directory / "position_curve.png"),

@@ -1,26 +1,99 @@
-"""PNG figures: measured profile against the theory, slot curves of the probe, and the
-held-back predictions of fitted profiles."""
+"""The PNG figures of the lab's reports (matplotlib, Agg backend, files only).
+
+- ``bookend eval``: :func:`position_curve` (the primary metric by the gold document's slot) and
+  :func:`strategy_comparison` (every strategy's mean and bookend's paired differences);
+- ``bookend validate``: :func:`plot_profile` (the measured influence profile against the theory);
+- ``bookend calibrate``: :func:`plot_slots` (the slot table) and :func:`plot_heldback` (held-back
+  accuracy by slot against every profile's prediction).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bookend.lab.fitting.theory import theory_bins
+from bookend.lab.report.pyplot import pyplot
+from bookend.lab.stats import wilson_interval
 from bookend.theory import dead_zone
 
-__all__ = ["plot_heldback", "plot_profile", "plot_slots"]
+__all__ = [
+    "plot_heldback",
+    "plot_profile",
+    "plot_slots",
+    "position_curve",
+    "strategy_comparison",
+]
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _label(metric: str) -> str:
+    return {
+        "gold_logprob": "log P(gold answer), nats",
+        "candidate_prob": "P(gold | candidates)",
+        "accuracy": "accuracy",
+    }[metric]
 
-    matplotlib.use("Agg")  # files only; never open a window
-    import matplotlib.pyplot as plt
 
-    return plt
+def position_curve(report: Mapping[str, Any], path: Path) -> Path:
+    """The primary metric by slot of the gold document (random-shuffle draws, 95% intervals)."""
+    plt = pyplot()
+    metric = report["primary_metric"]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for k, per_metric in report["position_curve"].items():
+        points = [(s + 1, e) for s, e in enumerate(per_metric[metric]) if e is not None]
+        if not points:
+            continue
+        slots = np.array([s for s, _ in points])
+        mean = np.array([e["mean"] for _, e in points])
+        err = np.array([[e["mean"] - e["ci_low"], e["ci_high"] - e["mean"]] for _, e in points]).T
+        ax.errorbar(slots, mean, yerr=err, fmt="-o", capsize=3, label=f"K={k}")
+    ax.set(
+        xlabel="slot of the gold document (1 = first)",
+        ylabel=_label(metric),
+        title=f"{Path(report['model']).name}: score by gold slot (95% CI)",
+    )
+    ax.legend(fontsize=8)
+    return _save(fig, path, dpi=130)
+
+
+def strategy_comparison(report: Mapping[str, Any], path: Path) -> Path:
+    """Left: every strategy's mean (95% CI). Right: paired differences of the bookend strategies
+    against each baseline (95% CI; the dotted band is ± the minimum detectable difference)."""
+    plt = pyplot()
+    metric = report["primary_metric"]
+    names = list(report["strategies"])
+    means = np.array([report["strategies"][n][metric]["mean"] for n in names])
+    low = means - np.array([report["strategies"][n][metric]["ci_low"] for n in names])
+    high = np.array([report["strategies"][n][metric]["ci_high"] for n in names]) - means
+    pairs = list(report["paired"])
+    fig, (ax_s, ax_p) = plt.subplots(1, 2, figsize=(13, 0.9 + 0.28 * max(len(names), len(pairs))))
+    colours = ["tab:blue" if n.startswith("bookend") else "tab:grey" for n in names]
+    y = np.arange(len(names))
+    ax_s.barh(y, means, xerr=[low, high], color=colours, capsize=3)
+    ax_s.set_yticks(y, names, fontsize=8)
+    ax_s.invert_yaxis()
+    ax_s.set(xlabel=_label(metric), title=f"mean per strategy, n = {report['n_items']}")
+    if pairs:
+        d = [report["paired"][p][metric] for p in pairs]
+        diff = np.array([x["diff"] for x in d])
+        err = np.array([[x["diff"] - x["ci_low"], x["ci_high"] - x["diff"]] for x in d]).T
+        yp = np.arange(len(pairs))
+        colour = [
+            {"better": "tab:green", "worse": "tab:red"}.get(x["verdict"], "tab:grey") for x in d
+        ]
+        for i, c in enumerate(colour):
+            ax_p.errorbar(diff[i], yp[i], xerr=err[:, i : i + 1], fmt="o", color=c, capsize=3)
+        mde = float(np.median([x["mde"] for x in d]))
+        ax_p.axvspan(-mde, mde, color="grey", alpha=0.12, lw=0)
+        ax_p.axvline(0.0, color="black", lw=0.8)
+        ax_p.set_yticks(yp, pairs, fontsize=7)
+        ax_p.invert_yaxis()
+        ax_p.set(xlabel=f"paired difference in {metric} (shaded: ± median MDE)")
+        ax_p.set_title("bookend minus baseline, same items (95% CI)")
+    return _save(fig, path, dpi=130)
 
 
 def plot_profile(
@@ -31,7 +104,7 @@ def plot_profile(
     Positions ``1..N-1`` are drawn (the final token is reported separately, as in the metrics);
     every curve is renormalised over them. The fitted theory's Dead Zone is shaded.
     """
-    plt = _pyplot()
+    plt = pyplot()
     measured = np.asarray(report["measured"])
     n = measured.size
     head = measured[:-1].sum()
@@ -67,7 +140,7 @@ def plot_profile(
 
 def plot_slots(slots: dict[str, Any], path: str | Path, *, title: str) -> Path:
     """Accuracy and gold log-probability by slot with 95% intervals, chance level marked."""
-    plt = _pyplot()
+    plt = pyplot()
     acc = np.asarray(slots["accuracy"])
     k = np.arange(1, acc.size + 1)
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.8), dpi=120)
@@ -92,11 +165,9 @@ def plot_heldback(
     report: dict[str, Any], path: str | Path, *, title: str, skip: tuple[str, ...] = ()
 ) -> Path:
     """Observed accuracy by slot in each held-back cell (95% Wilson intervals) against every
-    candidate's prediction (``bookend.lab.fitting.holdout``), one panel per cell; candidates named
-    in ``skip`` are left out."""
-    from bookend.lab.fitting.slots import wilson_interval
-
-    plt = _pyplot()
+    candidate's prediction (:mod:`bookend.lab.fitting.holdout`), one panel per cell; candidates
+    named in ``skip`` are left out."""
+    plt = pyplot()
     cells = list(report["observed_by_slot"])
     fig, axes = plt.subplots(1, len(cells), figsize=(5.2 * len(cells), 3.9), dpi=120, squeeze=False)
     n_items = report["n_heldback_items"] // len(cells)
@@ -126,10 +197,11 @@ def plot_heldback(
     return _save(fig, path)
 
 
-def _save(fig: Any, path: str | Path) -> Path:
-    """Lay out, write and close a figure; returns the path."""
+def _save(fig: Any, path: str | Path, dpi: int | None = None) -> Path:
+    """Lay out, write (at ``dpi``, default the figure's own) and close a figure; returns the
+    path."""
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out)
-    _pyplot().close(fig)
+    fig.savefig(out, dpi=dpi)
+    pyplot().close(fig)
     return out
