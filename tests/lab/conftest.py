@@ -1,4 +1,4 @@
-"""Fixtures for the validator tests: tiny configurations, a byte-level tokenizer, no network."""
+"""Fixtures for the lab's tests: tiny configurations, a byte-level tokenizer, no network."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+# Read when the hub library is imported, hence before transformers. The lab's tests need the
+# validate extra: without it they fail loudly rather than skip.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch
+import transformers
 
 torch.set_num_threads(2)
 

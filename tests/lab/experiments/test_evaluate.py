@@ -161,3 +161,59 @@ def test_identical_prompts_share_one_model_call(tiny: SimpleNamespace, counted: 
     assert timing["model_calls"] == timing["distinct_prompts"] == len(counted)
     assert result.report["metrics"] == ["gold_logprob", "candidate_prob", "accuracy"]
     assert result.report["primary_metric"] == "candidate_prob"
+
+
+def test_the_lookup_suite_runs_through_the_cli(
+    tiny: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model_dir = tmp_path / "model"
+    tiny.lm.save_pretrained(model_dir)
+    tiny.tokenizer.save_pretrained(model_dir)
+    out = tmp_path / "out"
+    argv = ["eval", "--suite", "lookup", "--weights", str(model_dir), "--docs", "3"]
+    argv += ["--items", "4", "--retriever", "bm25", "--random-draws", "1", "--no-oracle"]
+    assert main([*argv, "--threads", "1", "--no-progress", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    settings = report["settings"]
+    assert (settings["items"], settings["suite"], settings["k"]) == ("built-in", "lookup", 3)
+    assert settings["families"] == ["birthplace", "access_code"]  # the evaluation default
+    assert [row["id"] for row in report["items"]] == [
+        f"evaluation:{1_000_000 + i}" for i in range(4)
+    ]
+    assert report["model"] == f"{model_dir}|float32"
+    assert "oracle" not in report["strategies"]
+    assert "| bookend-theory |" in capsys.readouterr().out
+
+
+class _Renamed:
+    """A second scorer backend: another model id in front of the same in-process model (what an
+    endpoint backend is to the experiments: the five Scorer members, nothing else)."""
+
+    def __init__(self, inner: LocalScorer) -> None:
+        self.inner = inner
+        self.model_id = "renamed-tiny"
+        self.calls = 0
+
+    def token_length(self, text: str) -> int:
+        return self.inner.token_length(text)
+
+    def is_cached(self, prompt: str, continuations: Any) -> bool:
+        return self.inner.is_cached(prompt, continuations)
+
+    def score(self, prompt: str, continuations: Any) -> Any:
+        before = self.inner.calls
+        result = self.inner.score(prompt, continuations)
+        self.calls += self.inner.calls - before
+        return result
+
+
+def test_another_scorer_backend_plugs_in_and_needs_a_theory(tiny: SimpleNamespace) -> None:
+    scorer = _Renamed(LocalScorer(tiny))
+    with pytest.raises(ValueError, match="theory must be given for scorer 'renamed-tiny'"):
+        evaluate(_items(2, 3), scorer=scorer, retrievers=["bm25"], progress=False)
+    result = evaluate(
+        _items(2, 3), scorer=scorer, theory="smollm2-135m", retrievers=["bm25"], progress=False
+    )
+    assert result.report["model"] == "renamed-tiny"
+    assert result.calls == scorer.calls == result.report["timing"]["model_calls"] > 0
+    assert "smollm2-135m" in result.report["settings"]["theory"]

@@ -1,4 +1,4 @@
-"""Fit a :class:`~bookend.fitted.FittedProfile` to probe outcomes (MLE) or a Jacobian profile (LSQ).
+"""Fit a :class:`~bookend.FittedProfile` to calibration outcomes (MLE) or a Jacobian profile (LSQ).
 
 **Outcome model** (:func:`fit_outcomes`). Item ``i`` of calibration cell ``c`` (one K and one
 prompt length) has its gold document at the token span ``[s_i, e_i)`` of a documents block of
@@ -122,7 +122,7 @@ def _covariance(hess: FloatArray) -> FloatArray | None:
 def log_influence(profile: InfluenceProfile, outcomes: Sequence[SlotOutcome]) -> FloatArray:
     """``ln w_i`` of each outcome's gold document under ``profile`` (see the module docstring).
 
-    A :attr:`~bookend.profile.InfluenceProfile.per_document` profile (a slot table) gives slot
+    A :attr:`~bookend.InfluenceProfile.per_document` profile (a slot table) gives slot
     ``k`` of ``K`` its slot weight (``slot_weights(K)``, mean 1), whatever the token lengths.
     """
     if profile.per_document:
@@ -230,7 +230,7 @@ def fit_outcomes(
     label: str = "fitted",
     settings: Mapping[str, Any] | None = None,
 ) -> OutcomeFit:
-    """Maximum-likelihood fit of the outcome model (module docstring) to probe outcomes.
+    """Maximum-likelihood fit of the outcome model (module docstring) to calibration outcomes.
 
     Raises:
         ValueError: for no outcomes or an unknown ``target``.

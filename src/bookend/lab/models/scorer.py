@@ -3,9 +3,9 @@
 A scorer answers one question: after ``prompt``, how likely is each continuation ``" " + c``?
 :class:`Continuations` holds, per continuation, the total log-probability
 ``sum_t ln P(c_t | prompt, c_<t)`` and whether greedy decoding produces it (every token the most
-likely one). Backends: the in-process model (:class:`~bookend.lab.models.local.LocalScorer`) and
-OpenAI-compatible servers (:mod:`bookend.lab.models.endpoint`). Every backend answers repeated
-requests from its call cache (:class:`~bookend.lab.models.cache.CallCache`).
+likely one). The in-process model (:class:`~bookend.lab.models.local.LocalScorer`) is one backend;
+another (an OpenAI-compatible server) implements the same members. Every backend answers
+repeated requests from its call cache (:class:`~bookend.lab.models.cache.CallCache`).
 """
 
 from __future__ import annotations
