@@ -26,6 +26,14 @@ def tiny(llama_config: Any, byte_tokenizer: Any) -> SimpleNamespace:
 
 
 @pytest.fixture
+def model_dir(tiny: SimpleNamespace, tmp_path: Path) -> Path:
+    """The tiny model saved as a weights directory."""
+    tiny.lm.save_pretrained(tmp_path / "model")
+    tiny.tokenizer.save_pretrained(tmp_path / "model")
+    return tmp_path / "model"
+
+
+@pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every real model call, by prompt (the scorer's own counter is not trusted)."""
     prompts: list[str] = []
@@ -40,11 +48,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_user_jsonl_end_to_end_through_the_cli(
-    tiny: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model_dir = tmp_path / "model"
-    tiny.lm.save_pretrained(model_dir)
-    tiny.tokenizer.save_pretrained(model_dir)
     out = tmp_path / "out"
     config = tmp_path / "compete.json"
     config.write_text('{"model": "smollm2-135m", "competition": 0.05}', encoding="utf-8")
@@ -164,11 +169,8 @@ def test_identical_prompts_share_one_model_call(tiny: SimpleNamespace, counted: 
 
 
 def test_the_lookup_suite_runs_through_the_cli(
-    tiny: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model_dir = tmp_path / "model"
-    tiny.lm.save_pretrained(model_dir)
-    tiny.tokenizer.save_pretrained(model_dir)
     out = tmp_path / "out"
     argv = ["eval", "--suite", "lookup", "--weights", str(model_dir), "--docs", "3"]
     argv += ["--items", "4", "--retriever", "bm25", "--random-draws", "1", "--no-oracle"]

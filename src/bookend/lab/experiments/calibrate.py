@@ -36,7 +36,7 @@ from bookend.lab.progress import progress_bar
 from bookend.lab.report.calibration import Cell, calibration_report, cell_line
 from bookend.lab.report.figures import plot_heldback, plot_slots
 
-__all__ = ["CalibrationResult", "calibrate", "load_outcomes", "measure_outcomes"]
+__all__ = ["CalibrationResult", "Cells", "calibrate", "load_outcomes", "measure_outcomes"]
 
 
 @dataclass
@@ -114,15 +114,15 @@ def calibrate(
         found, recorded = load_outcomes(outcomes)
     else:
         model = scorer if scorer is not None else load_scorer(str(weights))
-        found = _measure_cells(model, suite, docs, filler, n_items, families, seed, split, progress)
-        recorded = _settings(model, suite, docs, filler, n_items, families, seed, split)
+        cells = Cells(suite, docs, filler, n_items, families, seed, split)
+        found, recorded = cells.measure(model, progress=progress), cells.settings(model)
     recorded |= settings or {}
-    cells = _cells(found)
-    report = calibration_report(recorded, cells, found)
+    groups = _groups(found)
+    report = calibration_report(recorded, groups, found)
     _write_json(json_path, report)
-    for cell, group in cells.items():
+    for cell, group in groups.items():
         say(cell_line(cell, group))
-    train, heldback = _split(cells, holdout_docs, holdout_filler)
+    train, heldback = _split(groups, holdout_docs, holdout_filler)
     if holdout_plot is not None and not heldback:
         raise ValueError("holdout_plot needs held-back cells (holdout_docs, holdout_filler)")
     name = Path(str(recorded.get("weights", "model"))).name
@@ -208,71 +208,69 @@ def load_outcomes(paths: Sequence[str | Path]) -> tuple[list[SlotOutcome], dict[
     return outcomes, {**settings, "outcome_reports": [str(p) for p in paths]}
 
 
-def _measure_cells(
-    scorer: Scorer,
-    suite: str,
-    docs: Sequence[int],
-    filler: Sequence[tuple[int, int]],
-    n_items: int,
-    families: Sequence[str] | None,
-    seed: int,
-    split: str,
-    progress: bool,
-) -> list[SlotOutcome]:
-    """The outcomes of every cell (every K in ``docs`` and filler range in ``filler``)."""
-    own_lengths = suite in SUITES and not SUITES[suite].filler
-    if own_lengths and list(filler) != [DEFAULT_FILLER]:
-        raise ValueError(
-            f"filler does not apply to suite {suite!r} (its lengths are its own), "
-            f"got filler={list(filler)!r}"
-        )
-    out = []
-    for k in docs:
-        for cell_filler in filler:
-            items = suite_items(
-                suite,
-                n_items,
-                k,
-                seed=seed,
-                split=split,
-                families=families,
-                filler=None if own_lengths else cell_filler,
+@dataclass(frozen=True)
+class Cells:
+    """What a calibration measures: ``n_items`` items of ``suite`` for every K in ``docs`` and
+    every filler range in ``filler`` (one cell each)."""
+
+    suite: str
+    docs: Sequence[int]
+    filler: Sequence[tuple[int, int]]
+    n_items: int
+    families: Sequence[str] | None
+    seed: int
+    split: str
+
+    def measure(self, scorer: Scorer, *, progress: bool) -> list[SlotOutcome]:
+        """The outcomes of every cell, cell by cell.
+
+        Raises:
+            ValueError: for a filler range other than the default with a suite whose lengths are
+                its own, or bad suite arguments.
+        """
+        own_lengths = self.suite in SUITES and not SUITES[self.suite].filler
+        if own_lengths and list(self.filler) != [DEFAULT_FILLER]:
+            raise ValueError(
+                f"filler does not apply to suite {self.suite!r} (its lengths are its own), "
+                f"got filler={list(self.filler)!r}"
             )
-            lengths = (
-                f"{suite} items" if own_lengths else f"filler {cell_filler[0]}-{cell_filler[1]}"
-            )
-            total = len(items) * k
-            with progress_bar(
-                total, f"calibrate K={k} {lengths}", unit="input", enabled=progress, leave=False
-            ) as bar:
-                out += measure_outcomes(scorer, items, cell_filler, bar.update)
-    return out
+        out = []
+        for k in self.docs:
+            for filler in self.filler:
+                items = suite_items(
+                    self.suite,
+                    self.n_items,
+                    k,
+                    seed=self.seed,
+                    split=self.split,
+                    families=self.families,
+                    filler=None if own_lengths else filler,
+                )
+                lengths = (
+                    f"{self.suite} items" if own_lengths else f"filler {filler[0]}-{filler[1]}"
+                )
+                desc = f"calibrate K={k} {lengths}"
+                with progress_bar(
+                    len(items) * k, desc, unit="input", enabled=progress, leave=False
+                ) as bar:
+                    out += measure_outcomes(scorer, items, filler, bar.update)
+        return out
+
+    def settings(self, scorer: Scorer) -> dict[str, Any]:
+        """What a measurement ran on (the report's and the profiles' settings)."""
+        return {
+            "weights": scorer.model_id,
+            "docs": list(self.docs),
+            "filler": [list(f) for f in self.filler],
+            "items": self.n_items,
+            "families": list(self.families) if self.families else "all",
+            "items_kind": "plain" if self.suite == "lookup" else self.suite,
+            "seed": self.seed,
+            "split": self.split,
+        }
 
 
-def _settings(
-    scorer: Scorer,
-    suite: str,
-    docs: Sequence[int],
-    filler: Sequence[tuple[int, int]],
-    n_items: int,
-    families: Sequence[str] | None,
-    seed: int,
-    split: str,
-) -> dict[str, Any]:
-    """What a measurement ran on (the report's and the profiles' settings)."""
-    return {
-        "weights": scorer.model_id,
-        "docs": list(docs),
-        "filler": [list(f) for f in filler],
-        "items": n_items,
-        "families": list(families) if families else "all",
-        "items_kind": "plain" if suite == "lookup" else suite,
-        "seed": seed,
-        "split": split,
-    }
-
-
-def _cells(outcomes: Sequence[SlotOutcome]) -> dict[Cell, list[SlotOutcome]]:
+def _groups(outcomes: Sequence[SlotOutcome]) -> dict[Cell, list[SlotOutcome]]:
     """The outcomes of each cell, cells in order of appearance."""
     cells: dict[Cell, list[SlotOutcome]] = {}
     for o in outcomes:

@@ -31,6 +31,7 @@ __all__ = [
     "checked_families",
     "entities",
     "item_id",
+    "numbered",
     "values",
 ]
 
@@ -147,6 +148,12 @@ def values(family: str, rng: random.Random, n: int) -> list[str]:
 def item_id(split: str, number: int) -> str:
     """The id of the generated item with this number: ``"SPLIT:NUMBER"``."""
     return f"{split}:{number}"
+
+
+def numbered(split: str, families: Sequence[str], n_items: int) -> list[tuple[int, str]]:
+    """The number and family of each of ``n_items`` items of a split: item ``i`` has the number
+    ``SPLIT_OFFSETS[split] + i`` and the family ``families[i % len(families)]``."""
+    return [(SPLIT_OFFSETS[split] + i, families[i % len(families)]) for i in range(n_items)]
 
 
 def checked_families(

@@ -33,10 +33,10 @@ from bookend.lab.items.families import (
     FIRST_NAMES,
     LAST_NAMES,
     PRODUCTS,
-    SPLIT_OFFSETS,
     checked_families,
     entities,
     item_id,
+    numbered,
     values,
 )
 from bookend.lab.items.item import Item
@@ -242,9 +242,7 @@ def hard_items(
             ``[2, max]`` for the chosen families.
     """
     chosen = checked_families(split, families, n_items, n_docs, max_docs)
-    items = []
-    for index in range(n_items):
-        number = SPLIT_OFFSETS[split] + index
-        rng = random.Random(f"hard:{seed}:{number}")
-        items.append(_item(item_id(split, number), chosen[index % len(chosen)], n_docs, rng))
-    return items
+    return [
+        _item(item_id(split, number), family, n_docs, random.Random(f"hard:{seed}:{number}"))
+        for number, family in numbered(split, chosen, n_items)
+    ]

@@ -28,10 +28,10 @@ from bookend.lab.items.families import (
     FILLER,
     FIRST_NAMES,
     PRODUCTS,
-    SPLIT_OFFSETS,
     checked_families,
     entities,
     item_id,
+    numbered,
     values,
 )
 from bookend.lab.items.item import Item
@@ -81,10 +81,8 @@ def lookup_items(
             f"filler must satisfy 0 <= lo <= hi <= {len(FILLER)}, got filler={filler!r}"
         )
     items = []
-    for index in range(n_items):
-        number = SPLIT_OFFSETS[split] + index
+    for number, family in numbered(split, chosen, n_items):
         rng = random.Random(f"{seed}:{number}")
-        family = chosen[index % len(chosen)]
         template = FAMILIES[family]
         names = entities(family, rng, n_docs)
         answers = values(family, rng, n_docs)
