@@ -1,6 +1,8 @@
 """``bookend eval`` end to end on a tiny random model built here (offline, seconds)."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -8,8 +10,9 @@ from typing import Any
 import pytest
 import transformers
 
+import bookend
 from bookend.cli import main
-from bookend.lab.experiments.evaluate import evaluate
+from bookend.lab.experiments.evaluate import EvalResult, evaluate
 from bookend.lab.items.item import Item
 from bookend.lab.models import CallCache, LocalScorer
 from bookend.lab.models import local as scoring
@@ -219,3 +222,11 @@ def test_another_scorer_backend_plugs_in_and_needs_a_theory(tiny: SimpleNamespac
     assert result.report["model"] == "renamed-tiny"
     assert result.calls == scorer.calls == result.report["timing"]["model_calls"] > 0
     assert "smollm2-135m" in result.report["settings"]["theory"]
+
+
+def test_bookend_evaluate_is_the_lab_function_and_imports_no_torch() -> None:
+    assert bookend.evaluate is evaluate
+    assert bookend.EvalResult is EvalResult
+    code = "import sys, bookend; bookend.evaluate; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
