@@ -113,8 +113,8 @@ def calibrate(
     if outcomes is not None:
         found, recorded = load_outcomes(outcomes)
     else:
-        model = scorer if scorer is not None else load_scorer(str(weights))
         cells = Cells(suite, docs, filler, n_items, families, seed, split)
+        model = scorer if scorer is not None else load_scorer(str(weights))
         found, recorded = cells.measure(model, progress=progress), cells.settings(model)
     recorded |= settings or {}
     groups = _groups(found)
@@ -211,7 +211,12 @@ def load_outcomes(paths: Sequence[str | Path]) -> tuple[list[SlotOutcome], dict[
 @dataclass(frozen=True)
 class Cells:
     """What a calibration measures: ``n_items`` items of ``suite`` for every K in ``docs`` and
-    every filler range in ``filler`` (one cell each)."""
+    every filler range in ``filler`` (one cell each).
+
+    Raises:
+        ValueError: for a filler range other than the default with a suite whose lengths are its
+            own (checked before any model is loaded).
+    """
 
     suite: str
     docs: Sequence[int]
@@ -221,19 +226,25 @@ class Cells:
     seed: int
     split: str
 
-    def measure(self, scorer: Scorer, *, progress: bool) -> list[SlotOutcome]:
-        """The outcomes of every cell, cell by cell.
-
-        Raises:
-            ValueError: for a filler range other than the default with a suite whose lengths are
-                its own, or bad suite arguments.
-        """
-        own_lengths = self.suite in SUITES and not SUITES[self.suite].filler
-        if own_lengths and list(self.filler) != [DEFAULT_FILLER]:
+    def __post_init__(self) -> None:
+        if self._own_lengths and list(self.filler) != [DEFAULT_FILLER]:
             raise ValueError(
                 f"filler does not apply to suite {self.suite!r} (its lengths are its own), "
                 f"got filler={list(self.filler)!r}"
             )
+
+    @property
+    def _own_lengths(self) -> bool:
+        """Whether the suite's documents have lengths of their own (no filler)."""
+        return self.suite in SUITES and not SUITES[self.suite].filler
+
+    def measure(self, scorer: Scorer, *, progress: bool) -> list[SlotOutcome]:
+        """The outcomes of every cell, cell by cell.
+
+        Raises:
+            ValueError: for bad suite arguments.
+        """
+        own_lengths = self._own_lengths
         out = []
         for k in self.docs:
             for filler in self.filler:
