@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from bookend.evaluation.stats import paired_difference
+from bookend.lab.stats import paired_difference
 
 #: Candidate -> report strategy names, the first present in a report is used.
 CANDIDATES: dict[str, tuple[str, ...]] = {

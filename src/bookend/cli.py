@@ -1,5 +1,6 @@
-"""The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets`` (and, with the
-``validate`` extra, ``validate`` and ``calibrate``)."""
+"""The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets``, and the lab's
+``validate``, ``calibrate`` and ``eval`` (registered from :mod:`bookend.lab.cli`; they need the
+``validate`` extra only when they run)."""
 
 from __future__ import annotations
 
@@ -404,11 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pre.set_defaults(func=_cmd_presets)
 
-    from bookend.evaluation.cli import register as register_eval
-    from bookend.validate.cli import register as register_validate
+    from bookend.lab.cli import register as register_lab
 
-    register_validate(sub)
-    register_eval(sub)
+    register_lab(sub)
     return parser
 
 

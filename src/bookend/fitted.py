@@ -25,7 +25,7 @@ Because the window is in tokens, :meth:`FittedProfile.cdf_at_tokens` is the prof
 evaluates it at the documented ``reference_tokens`` (the median length of the sequences it was
 fitted on). It is a token-level profile; its density is not monotone.
 
-Fits live in the validate extra (:mod:`bookend.validate.fit_profile`); this module needs only
+Fits live in the validate extra (:mod:`bookend.lab.fitting.profile`); this module needs only
 NumPy and SciPy. A profile that ``bookend calibrate`` fitted describes the documents block of its
 prompts (offsets from the first document; ``metadata["frame"]`` says so), so place with the
 chunks filling the sequence, the default ``Layout``; a profile fitted to a Jacobian profile

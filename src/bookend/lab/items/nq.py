@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bookend.evaluation.items import EvalItem
+from bookend.lab.items.item import Item
 from bookend.lab.items.pool import POOL_RETRIEVERS, bucket, score_matrix
 
 __all__ = ["NQ_SPLITS", "NQRecord", "load_records", "normalize", "nq_items", "split_of"]
@@ -97,7 +97,7 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
 
 def _item(
     index: int, pool: Sequence[NQRecord], scores: np.ndarray, k: int, split: str, retriever: str
-) -> EvalItem | None:
+) -> Item | None:
     record = pool[index]
     answers = [normalize(a) for a in record.answers]
     taken = {answers[0]}
@@ -115,7 +115,7 @@ def _item(
     if len(chosen) < k:
         return None
     ranked = sorted(chosen, key=lambda j: (-scores[j], j))
-    return EvalItem(
+    return Item(
         item_id=f"nq:{split}:{index}",
         question=record.question,
         documents=tuple(pool[j].document for j in ranked),
@@ -134,7 +134,7 @@ def nq_items(
     split: str = "evaluation",
     retrievers: Sequence[str] = POOL_RETRIEVERS,
     path: str | None = None,
-) -> list[EvalItem]:
+) -> list[Item]:
     """The first ``n_items`` items of ``k`` documents of a split (construction in the module
     docstring); item ``i`` takes retriever ``retrievers[i % len(retrievers)]``.
 
@@ -154,7 +154,7 @@ def nq_items(
     if not 1 <= n_items <= len(pool):
         raise ValueError(f"n_items must be in 1..{len(pool)} for split {split!r}, got {n_items!r}")
     passages = [r.document for r in pool]
-    out: list[EvalItem] = []
+    out: list[Item] = []
     for offset, retriever in enumerate(retrievers):
         positions = range(offset, len(pool), len(retrievers))
         wanted = [i for n, i in enumerate(positions) if n < n_items]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from bookend.evaluation.retrieval import MiniLMScorer, bm25_tokens
+from bookend.lab.retrieval import MiniLMRetriever, bm25_tokens
 
 __all__ = ["POOL_RETRIEVERS", "bucket", "score_matrix"]
 
@@ -37,7 +37,7 @@ def _bm25(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _minilm_model() -> Any:
-    return MiniLMScorer().model  # loaded once per process: a suite encodes in many calls
+    return MiniLMRetriever().model  # loaded once per process: a suite encodes in many calls
 
 
 def _minilm(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:

@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from bookend.evaluation.items import EvalItem
+from bookend.lab.items.item import Item
 from bookend.lab.items.pool import POOL_RETRIEVERS, bucket, score_matrix
 
 __all__ = ["MIN_GROUP", "RECORD_SPLITS", "Subdivision", "record_groups", "records_items"]
@@ -101,7 +101,7 @@ def records_items(
     *,
     split: str = "evaluation",
     retrievers: Sequence[str] = POOL_RETRIEVERS,
-) -> list[EvalItem]:
+) -> list[Item]:
     """The first ``n_items`` items of ``k`` records of a split (construction in the module
     docstring); item ``i`` takes retriever ``retrievers[i % len(retrievers)]``.
 
@@ -133,14 +133,14 @@ def records_items(
                 retriever, [subs[i].question for i in golds], [s.record for s in subs]
             )
             scores.update({(group, i): row for i, row in zip(golds, rows, strict=True)})
-    out: list[EvalItem] = []
+    out: list[Item] = []
     for _, group, index, retriever in assigned[:n_items]:
         subs, row = groups[group], scores[(group, index)]
         gold = subs[index]
         others = [int(j) for j in np.argsort(-row, kind="stable") if int(j) != index]
         ranked = sorted([index, *others[: k - 1]], key=lambda j: (-row[j], j))
         out.append(
-            EvalItem(
+            Item(
                 item_id=f"records:{split}:{gold.code}",
                 question=gold.question,
                 documents=tuple(subs[j].record for j in ranked),
