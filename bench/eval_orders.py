@@ -28,8 +28,7 @@ from placement_quality.order_effects import (
     order_features,
 )
 
-from bookend.evaluation.items import from_probe
-from bookend.validate.hard_probe import generate_hard_items
+from bookend.lab.items.hard import hard_items
 
 BENCH = Path(__file__).resolve().parent
 RANDOM = "random"
@@ -38,16 +37,21 @@ RANDOM = "random"
 def _item_roles(report: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     """The roles of every item of a report, regenerated from its settings."""
     settings = report["settings"]
-    if settings["items"] != "built-in":
-        raise ValueError(f"needs a report on built-in items, got items={settings['items']!r}")
-    items = generate_hard_items(
+    # Reports written before the suites were named ran the hard items only.
+    suite = settings.get("suite", "hard")
+    if settings["items"] != "built-in" or suite != "hard":
+        raise ValueError(
+            f"needs a report on the built-in hard items, got items={settings['items']!r}, "
+            f"suite={suite!r}"
+        )
+    items = hard_items(
         settings["n_items"],
         settings["k"],
         seed=settings["seed"],
         split=settings["split"],
         families=settings["families"],
     )
-    return {from_probe(item).item_id: item.roles for item in items}
+    return {item.item_id: item.roles for item in items}
 
 
 def analyse(report: dict[str, Any], metric: str, draws: int) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Model-call cost of ``bookend eval``: the packed continuation pass against the batched one.
 
 ``bookend eval`` scores the K candidate answers after every prompt
-(:func:`bookend.evaluation.scoring.score_continuations`). The prompt runs once; the candidates then
+(:func:`bookend.lab.models.local.score_continuations`). The prompt runs once; the candidates then
 run either packed into one sequence after the prompt's cache (block mask, the default for models
 with a plain cache) or as a batch of K rows, each on its own copy of the cache (the fallback for
 sliding-window caches). For built-in hard items at each K this times one whole call per path,
@@ -21,10 +21,8 @@ from typing import Any
 
 import torch
 
-from bookend.evaluation.items import from_probe
-from bookend.evaluation.scoring import score_continuations
-from bookend.validate.hard_probe import generate_hard_items
-from bookend.validate.weights import load_trained
+from bookend.lab.items.hard import hard_items
+from bookend.lab.models.local import load_trained, score_continuations
 
 
 def _timed(packed: bool, model: Any, prompt: str, cands: list[str]) -> Any:
@@ -45,14 +43,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.weights}, float32, {args.threads} thread(s); median seconds per call")
     print(f"{'K':>3} {'tokens':>7} {'packed':>8} {'batched':>8} {'ratio':>6} {'max |diff|':>11}")
     for k in args.docs:
-        items = generate_hard_items(
+        items = hard_items(
             args.prompts, k, seed=0, split="calibration", families=["birthplace", "access_code"]
         )
         times: dict[str, list[float]] = {"packed": [], "batched": []}
         tokens, diff = [], 0.0
-        for probe in items:
-            item = from_probe(probe)
-            prompt = item.prompt(list(range(len(item.documents))))
+        for item in items:
+            prompt = item.prompt()
             cands = list(item.continuations)
             tokens.append(len(model.tokenizer.encode(prompt)))
             t_packed, a = _timed(True, model, prompt, cands)

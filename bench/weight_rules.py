@@ -13,9 +13,10 @@ mean length), ``density`` (mean density, the first design) and ``slot`` (rank-on
   gold document's slot), the gold document's retrieval rank follows a geometric law, lengths are
   random; bookend places with the theory default under each rule. Expected accuracy per rule, and
   the oracle that knows the curve.
-* **Real runs** (``--real``): SmolLM2-135M-Instruct on the validator's lookup items (evaluation
-  split; documents of unequal lengths), BM25 and MiniLM rankings, the theory default for its 30
-  layers under each rule (identical orders share one model call). Per item the gold
+* **Real runs** (``--real``): SmolLM2-135M-Instruct on the plain lookup items (the lab's
+  ``lookup`` suite, evaluation split; documents of unequal lengths), BM25 and MiniLM rankings of
+  every item, the theory default for its 30 layers under each rule (identical orders share one
+  model call: the lab's call cache). Per item the gold
   answer's probability among the candidates (continuous) and 0/1 accuracy; paired differences
   against rank-only (``slot``) with item-bootstrap 95% intervals.
 
@@ -38,15 +39,15 @@ from typing import Any
 import numpy as np
 
 import bookend
-from bookend import available_profile_presets, resolve_profile
-from bookend.evaluation.stats import paired_difference
-from bookend.weighing import WEIGHT_RULES, slot_weights
+from bookend import WEIGHT_RULES, available_profile_presets, resolve_profile
+from bookend.lab.experiments.evaluate import DEFAULT_FAMILIES
+from bookend.lab.stats import paired_difference
+from bookend.weighing import slot_weights
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 THEORY_PRESETS = ("llama-3.1-8b", "qwen2.5-7b", "smollm2-135m", "gpt2")
-Z95 = 1.959963984540054
 
 
 def _heaviest_end_profiles() -> dict[str, tuple[Any, dict[str, int]]]:
@@ -129,7 +130,7 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
 
 def _paired(diff: np.ndarray) -> dict[str, float]:
     """Mean paired difference, its item-bootstrap 95% interval and the minimum detectable
-    difference at this n (:func:`bookend.evaluation.stats.paired_difference`)."""
+    difference at this n (:func:`bookend.lab.stats.paired_difference`)."""
     paired = paired_difference(diff, np.zeros_like(diff))
     return {
         "mean": paired.diff,
@@ -141,82 +142,72 @@ def _paired(diff: np.ndarray) -> dict[str, float]:
 
 
 def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) -> dict[str, Any]:
-    """Every rule on SmolLM2 with BM25 and MiniLM rankings (see the module docstring)."""
+    """Every rule on SmolLM2 with BM25 and MiniLM rankings (see the module docstring), through
+    the lab's items, retrievers, scorer and metrics."""
     import torch
-    from tqdm import tqdm
 
-    from bookend.evaluation.retrieval import make_retriever, rank
-    from bookend.validate.calibrate import score_candidates
-    from bookend.validate.probe import generate_items
-    from bookend.validate.weights import load_trained
+    from bookend.lab.experiments.trials import plan_trials, rank_items, score_trials
+    from bookend.lab.items import suite_items
+    from bookend.lab.models import load_scorer
+    from bookend.lab.strategies import bookend_strategy
 
     torch.set_num_threads(threads)
-    model = load_trained("smollm2")
-    scorers = {name: make_retriever(name) for name in ("bm25", "minilm")}
-    cache: dict[tuple[int, int, tuple[int, ...]], tuple[float, bool]] = {}
+    scorer = load_scorer("smollm2")
     # Only the rules: the baselines (retrieval order, random shuffle, the frameworks) are
     # ``bookend eval``'s job, and every extra order costs a model call on the CPU.
-    strategies = WEIGHT_RULES
-    rows: list[dict[str, Any]] = []
-    calls, started = 0, time.perf_counter()
-    for k in k_values:
-        items = generate_items(
-            n_items, k, seed=seed + k, split="evaluation", families=("birthplace", "access_code")
+    strategies = {
+        rule: bookend_strategy(
+            bookend.PlacementConfig(model="smollm2-135m", weight_rule=rule, suffix_tokens=0)
         )
-        placers = {
-            rule: bookend.Bookend("smollm2-135m", weight_rule=rule, suffix_tokens=0)
-            for rule in WEIGHT_RULES
-        }
-        bar = tqdm(total=len(items) * len(scorers), desc=f"K={k}", unit="item")
-        for item in items:
-            lengths = [len(model.tokenizer.encode(d)) for d in item.documents]
-            for retriever, scorer in scorers.items():
-                ranking = rank(scorer(item.question, item.documents))
-                retrieved = list(ranking.indices)
-                scores = list(ranking.scores)
-                lens = [lengths[i] for i in retrieved]
-                orders: dict[str, tuple[int, ...]] = {}
-                for rule, placer in placers.items():
-                    local = placer.place(list(range(k)), scores, lengths=lens).order
-                    orders[rule] = tuple(retrieved[i] for i in local)
+        for rule in WEIGHT_RULES
+    }
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    for k in k_values:
+        items = suite_items(
+            "lookup", n_items, k, seed=seed + k, split="evaluation", families=DEFAULT_FAMILIES
+        )
+        per_retriever = {}
+        for retriever, ranked in rank_items(items, ("bm25", "minilm")).items():
+            trials = plan_trials(
+                items, ranked, strategies, scorer.token_length, random_draws=0, seed=seed
+            )
+            values = score_trials(scorer, items, trials, desc=f"K={k} {retriever}", progress=True)
+            per_retriever[retriever] = (ranked, trials, values)
+        for i, item in enumerate(items):
+            for retriever, (ranked, trials, values) in per_retriever.items():
                 row: dict[str, Any] = {
                     "k": k,
                     "item": item.item_id,
                     "retriever": retriever,
-                    "gold_rank": ranking.rank_of(item.gold),
+                    "gold_rank": ranked[i].rank_of(item.gold),
                 }
-                for name, order in orders.items():
-                    key = (item.item_id, k, order)
-                    if key not in cache:
-                        with torch.inference_mode():
-                            logp = score_candidates(
-                                model.lm, model.tokenizer, item.prompt(order), item.answers
-                            )
-                        probs = np.exp(logp - logp.max())
-                        probs /= probs.sum()
-                        cache[key] = (float(probs[item.gold]), int(np.argmax(logp)) == item.gold)
-                        calls += 1
-                    row[name] = {"prob": cache[key][0], "correct": cache[key][1]}
+                for t, v in zip(trials, values, strict=True):
+                    if t.item == i:
+                        row[t.strategy] = {
+                            "prob": v["candidate_prob"],
+                            "correct": v["accuracy"] == 1,
+                        }
                 rows.append(row)
-                bar.update()
-        bar.close()
     summary: dict[str, Any] = {}
     for k in (*k_values, "all"):
         subset = [r for r in rows if k == "all" or r["k"] == k]
-        prob = {s: np.array([r[s]["prob"] for r in subset]) for s in strategies}
-        correct = {s: np.array([r[s]["correct"] for r in subset], dtype=float) for s in strategies}
+        prob = {s: np.array([r[s]["prob"] for r in subset]) for s in WEIGHT_RULES}
+        correct = {
+            s: np.array([r[s]["correct"] for r in subset], dtype=float) for s in WEIGHT_RULES
+        }
         summary[str(k)] = {
             "n": len(subset),
             "gold_first": float(np.mean([r["gold_rank"] == 0 for r in subset])),
             "mean_prob": {s: float(v.mean()) for s, v in prob.items()},
             "accuracy": {s: float(v.mean()) for s, v in correct.items()},
-            "prob_vs_slot": {s: _paired(prob[s] - prob["slot"]) for s in strategies},
-            "accuracy_vs_slot": {s: _paired(correct[s] - correct["slot"]) for s in strategies},
+            "prob_vs_slot": {s: _paired(prob[s] - prob["slot"]) for s in WEIGHT_RULES},
+            "accuracy_vs_slot": {s: _paired(correct[s] - correct["slot"]) for s in WEIGHT_RULES},
         }
     return {
         "items_per_k": n_items,
         "k_values": list(k_values),
-        "model_calls": calls,
+        "model_calls": scorer.calls,
         "seconds": time.perf_counter() - started,
         "summary": summary,
         "rows": rows,

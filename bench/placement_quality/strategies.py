@@ -1,5 +1,5 @@
-"""The strategies of the curve panel: the product's (``bookend.evaluation.strategies``) and the
-panel's oracle, which knows the model's position curve and the retriever's rank distribution."""
+"""The strategies of the curve panel: the lab's (:mod:`bookend.lab.strategies`) and the panel's
+oracle, which knows the model's position curve and the retriever's rank distribution."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from collections.abc import Sequence
 
 import numpy.typing as npt
 
-from bookend.evaluation.strategies import Strategy, bookend_strategy, fixed_strategies
+from bookend.lab.strategies import Reorderer, bookend_strategy, fixed_strategies
 from placement_quality.expected import oracle_order
 
-__all__ = ["FIXED_NAMES", "Strategy", "bookend_strategy", "fixed_strategies", "oracle_strategy"]
+__all__ = ["FIXED_NAMES", "bookend_strategy", "fixed_strategies", "oracle_strategy"]
 
 #: The fixed patterns every pipeline can use today, by strategy name.
 FIXED_NAMES = ("langchain", "llamaindex", "haystack", "retrieval", "reversed")
 
 
-def oracle_strategy(rank_probs: npt.ArrayLike, slot_accuracy: npt.ArrayLike) -> Strategy:
+def oracle_strategy(rank_probs: npt.ArrayLike, slot_accuracy: npt.ArrayLike) -> Reorderer:
     """The best fixed assignment of retrieval ranks to slots for this curve and rank law."""
     best = oracle_order(rank_probs, slot_accuracy)
 

@@ -64,9 +64,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # `bookend.evaluate` lives in the lab (the validate extra): import it only when asked for, so
-    # that `import bookend` stays light.
+    # that `import bookend` stays light and the core never imports the lab at load time.
     if name in ("evaluate", "EvalResult"):
-        from bookend import evaluation as lab
+        from bookend import lab
 
         return getattr(lab, name)
     raise AttributeError(f"module 'bookend' has no attribute {name!r}")

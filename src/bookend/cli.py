@@ -1,5 +1,6 @@
-"""The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets`` here, and the
-lab's ``validate``, ``calibrate`` and ``eval`` (they need the ``validate`` extra to run)."""
+"""The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets``, and the lab's
+``validate``, ``calibrate`` and ``eval`` (registered from :mod:`bookend.lab.cli`; they need the
+``validate`` extra only when they run)."""
 
 from __future__ import annotations
 
@@ -400,11 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pre.set_defaults(func=_cmd_presets)
 
-    from bookend.evaluation.cli import register as register_eval
-    from bookend.validate.cli import register as register_validate
+    from bookend.lab.cli import register as register_lab
 
-    register_validate(sub)
-    register_eval(sub)
+    register_lab(sub)
     return parser
 
 

@@ -16,7 +16,7 @@ from bookend.weighing import slot_weights
 if TYPE_CHECKING:
     from bookend.placement.result import Placement
 
-__all__ = ["matplotlib_available", "plot_placement"]
+__all__ = ["matplotlib_available", "plot_placement", "pyplot"]
 
 
 def matplotlib_available() -> bool:
@@ -28,7 +28,9 @@ def matplotlib_available() -> bool:
     return True
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, files only (the one entry point of every figure,
+    the lab's included)."""
     try:
         import matplotlib
     except ImportError:
@@ -60,7 +62,7 @@ def plot_placement(
         profile, n_slots, layout: what to draw without a placement.
         labels: per input index a short label for the bars.
     """
-    plt = _pyplot()
+    plt = pyplot()
     prof = placement.profile if placement is not None else profile
     if prof is None:
         raise ValueError("plot_placement needs a placement or a profile")

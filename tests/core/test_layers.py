@@ -62,8 +62,8 @@ def test_the_lab_contract_covers_every_layer() -> None:
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [
-        ("theory.py", "import bookend.validate", NO_LAB),
-        ("placement/orders.py", "from bookend.evaluation import strategies", NO_LAB),
+        ("theory.py", "import bookend.lab", NO_LAB),
+        ("placement/orders.py", "from bookend.lab import strategies", NO_LAB),
         ("weighing.py", "from bookend.place import reorder", LAYERS),
         ("profiles/base.py", "from bookend.weighing import ChunkWeigher", LAYERS),
         ("placement/orders.py", "from bookend.placement import strategies", NO_CYCLE),

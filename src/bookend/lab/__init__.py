@@ -1,0 +1,57 @@
+"""The lab: everything that runs a model (the ``validate`` extra: torch, transformers).
+
+The lab imports the core (:mod:`bookend`) and is never imported by it, except lazily:
+``bookend.evaluate`` and the ``bookend validate``, ``calibrate`` and ``eval`` subcommands.
+Importing this package imports nothing heavy; :func:`evaluate`, :func:`calibrate`,
+:func:`validate_influence` and :func:`load_scorer` are loaded on first use. Layers, top down:
+
+- :mod:`~bookend.lab.cli`: the subcommands; parse and call one experiment.
+- :mod:`~bookend.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``: library
+  functions, each a short pipeline of named steps.
+- :mod:`~bookend.lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
+- :mod:`~bookend.lab.fitting`: fits of the theory and of profiles, the held-back check.
+- :mod:`~bookend.lab.influence`: the Jacobian-norm influence measurement of the validator.
+- :mod:`~bookend.lab.strategies`, :mod:`~bookend.lab.frameworks`: the orders compared (bookend,
+  LangChain, LlamaIndex, Haystack, retrieval order, random, oracle).
+- :mod:`~bookend.lab.metrics`: per-item metrics of a scored prompt;
+  :mod:`~bookend.lab.stats`: every interval.
+- :mod:`~bookend.lab.items`: one item type, one prompt renderer, the suites (``hard``,
+  ``lookup``, ``nq``) and the JSONL format.
+- :mod:`~bookend.lab.retrieval`: BM25, MiniLM or given scores rank an item's documents.
+- :mod:`~bookend.lab.models`: the scorer interface, the call cache, local weights.
+- :mod:`~bookend.lab.progress`, :mod:`~bookend.lab.deps`: progress bars; the extra's import guard.
+
+Where a newcomer adds: a scorer backend in :mod:`bookend.lab.models` (a class with the
+:class:`~bookend.lab.models.Scorer` members), an item suite in :mod:`bookend.lab.items.suites`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "CalibrationResult",
+    "EvalResult",
+    "calibrate",
+    "evaluate",
+    "load_scorer",
+    "validate_influence",
+]
+
+_HOMES = {
+    "CalibrationResult": "bookend.lab.experiments.calibrate",
+    "EvalResult": "bookend.lab.experiments.evaluate",
+    "calibrate": "bookend.lab.experiments.calibrate",
+    "evaluate": "bookend.lab.experiments.evaluate",
+    "load_scorer": "bookend.lab.models",
+    "validate_influence": "bookend.lab.experiments.validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The experiments import scipy, the report modules and, when run, torch: load them on first
+    # use so that the command line (which imports bookend.lab.cli) starts fast.
+    if name in _HOMES:
+        return getattr(import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'bookend.lab' has no attribute {name!r}")

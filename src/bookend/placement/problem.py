@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple, TypeAlias
 
-import numpy as np
 import numpy.typing as npt
 
 from bookend.arrays import FloatArray, IntArray

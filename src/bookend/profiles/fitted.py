@@ -25,14 +25,14 @@ Because the window is in tokens, :meth:`FittedProfile.cdf_at_tokens` is the prof
 evaluates it at the documented ``reference_tokens`` (the median length of the sequences it was
 fitted on). It is a token-level profile; its density is not monotone.
 
-Fits live in the lab (``bookend calibrate``, ``bookend validate --fitted-out``); this module needs
-only NumPy and SciPy. A profile that ``bookend calibrate`` fitted describes the documents block of
-its prompts (offsets from the first document to the end of the last; ``metadata["frame"]`` says
-so): the layout that matches that frame is ``Layout(suffix_tokens=0)``, the chunks filling the
-sequence. Placement's default layout adds one answer token after the chunks
-(``suffix_tokens=1``), which then takes about ``w_r / tau`` of the mass from the last chunk. A
-profile fitted to a Jacobian profile (``bookend validate --fitted-out``) describes the whole
-measured sequence.
+Fits live in the lab (:mod:`bookend.lab.fitting.profile`: ``bookend calibrate``, ``bookend
+validate --fitted-out``); this module needs only NumPy and SciPy. A profile that ``bookend
+calibrate`` fitted describes the documents block of its prompts (offsets from the first document
+to the end of the last; ``metadata["frame"]`` says so): the layout that matches that frame is
+``Layout(suffix_tokens=0)``, the chunks filling the sequence. Placement's default layout adds one
+answer token after the chunks (``suffix_tokens=1``), which then takes about ``w_r / tau`` of the
+mass from the last chunk. A profile fitted to a Jacobian profile (``bookend validate
+--fitted-out``) describes the whole measured sequence.
 """
 
 from __future__ import annotations

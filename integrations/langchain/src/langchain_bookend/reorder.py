@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from numbers import Real
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from bookend import Placement
 from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
+from bookend.config import validation_message
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
@@ -40,22 +42,29 @@ class BookendReorder(
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
     ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
-    ``tokenizer``, ``exact_max_k``), checked
-    at construction; unknown settings raise. Each call places with the settings as they are
-    then, so ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question
-    the call receives is counted after the documents. A ``ModelSpec`` or profile object given as
+    ``tokenizer``, ``exact_max_k``), checked at construction, by ``loads`` and by
+    ``model_copy(update=...)`` (pydantic's own skips validation; this one does not); unknown
+    settings raise. Each call places with the settings as they are then, so
+    ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question the call
+    receives is counted after the documents. A ``ModelSpec`` or profile object given as
     ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
     callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
     local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
     are those of :class:`bookend.adapters.AdapterConfig`.
 
-    Relevance: each document's score is the first of ``score_key`` found in its metadata. If every
-    document has one, the scores decide (``distance=True`` when lower is better); if any document
-    lacks one, the input order is the relevance order (retrievers return best first). Token
+    Relevance: each document's score is the first of ``score_key`` found in its metadata (a key
+    holding ``None`` counts as absent). If every document has one, the scores decide
+    (``distance=True`` when lower is better); if any document lacks one, the input order is the
+    relevance order (retrievers return best first). A score must be a real number: a string
+    (even ``"0.9"``), a bool or a number beyond float range raises, naming the document and the
+    key, rather than silently switching to the input order. Token
     lengths are counted on ``page_content``. The same ``Document`` objects come back and they are
     not modified, unless ``annotate=True``, which writes ``bookend_slot`` and ``bookend_weight``
     into their metadata. Nothing is dropped unless ``top_k`` or ``budget`` is set.
+
+    Raises:
+        ValueError: a bad setting, input or score: one line naming the parameter and the value.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="forbid")
@@ -65,14 +74,43 @@ class BookendReorder(
         description="Metadata key(s) holding a document's score; the first present wins.",
     )
 
+    def __init__(self, **settings: Any) -> None:
+        with _one_line_errors():
+            super().__init__(**settings)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        with _one_line_errors():  # the reorderer is frozen: say so in one line
+            super().__setattr__(name, value)
+
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> BookendReorder:
+        """A copy, with ``update`` applied and checked as the constructor checks settings
+        (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
+
+        Raises:
+            ValueError: an unknown setting or a bad value, named in the message.
+        """
+        copied = super().model_copy(deep=deep)
+        if not update:
+            return copied
+        if not isinstance(update, Mapping):
+            raise ValueError(f"update must be a mapping of settings, got update={update!r}")
+        settings = {name: getattr(copied, name) for name in copied.model_fields_set}
+        return type(self)(**{**settings, **update})
+
     @field_validator("score_key", mode="before")
     @classmethod
     def _one_or_more_keys(cls, value: Any) -> Any:
         """Accept a single key as well as a sequence of keys."""
-        keys = (value,) if isinstance(value, str) else tuple(value)
-        if not keys or not all(isinstance(k, str) and k for k in keys):
-            raise ValueError(f"score_key must be a non-empty key or keys, got score_key={value!r}")
-        return keys
+        keys = (value,) if isinstance(value, str) else value
+        if (
+            not isinstance(keys, list | tuple)
+            or not keys
+            or not all(isinstance(k, str) and k for k in keys)
+        ):
+            raise ValueError("must be a non-empty metadata key or a list of keys")
+        return tuple(keys)
 
     @staticmethod
     def item_text(item: Document) -> str:
@@ -95,15 +133,19 @@ class BookendReorder(
         return ["langchain_bookend"]
 
     def scores(self, documents: Sequence[Document]) -> list[float | None]:
-        """Each document's score from its metadata (``None`` where it has none)."""
-        return [_first_score(doc.metadata, self.score_key) for doc in documents]
+        """Each document's score from its metadata (``None`` where it has none).
+
+        Raises:
+            ValueError: a score that is not a real number within float range.
+        """
+        return [_first_score(doc.metadata, self.score_key, i) for i, doc in enumerate(documents)]
 
     def place(
         self, documents: Sequence[Document], question: str | None = None
     ) -> Placement[Document]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``documents``."""
         docs = _documents(documents)
-        return self.placer(question).place(docs, self.scores(docs))
+        return self.placer(_question(question, "question")).place(docs, self.scores(docs))
 
     def _reorder(self, documents: Sequence[Document], question: str | None) -> list[Document]:
         placement = self.place(documents, question)
@@ -126,25 +168,23 @@ class BookendReorder(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> list[Document]:
         """Reorder ``documents`` (``query`` is counted after them with ``count_question``)."""
-        return self._reorder(documents, query)
+        return self._reorder(documents, _question(query, "query"))
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> list[Document]:
         """Async :meth:`compress_documents`."""
-        return self._reorder(documents, query)
+        return self.compress_documents(documents, query)
 
     def _invoke(self, input: ReorderInput) -> list[Document]:
         if isinstance(input, Mapping):
             if "documents" not in input:
                 raise ValueError(
                     "a mapping input needs 'documents' (and optionally 'question' or 'query'), "
-                    f"got keys {sorted(input)}"
+                    f"got keys {list(input)}"
                 )
-            question = input.get("question", input.get("query"))
-            if question is not None and not isinstance(question, str):
-                raise ValueError(f"question must be a string, got question={question!r}")
-            return self._reorder(input["documents"], question)
+            name = "question" if "question" in input else "query"
+            return self._reorder(input["documents"], _question(input.get(name), name))
         return self._reorder(input, None)
 
     def invoke(
@@ -166,7 +206,22 @@ class BookendReorder(
         return self._invoke(input)
 
 
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """pydantic's ``ValidationError`` spans several lines: raise one line naming each bad
+    setting and its value instead."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValueError(validation_message(exc)) from None
+
+
 def _documents(documents: Sequence[Document]) -> list[Document]:
+    if not isinstance(documents, list | tuple):
+        raise ValueError(
+            "documents must be a list of LangChain Document objects (or a mapping with "
+            f"'documents' and 'question'), got documents={documents!r}"
+        )
     docs = list(documents)
     if all(type(doc) is Document for doc in docs):  # the common case, without the ABC check
         return docs
@@ -185,12 +240,28 @@ def _documents(documents: Sequence[Document]) -> list[Document]:
     return docs
 
 
-def _first_score(metadata: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+def _question(question: Any, name: str) -> str | None:
+    if question is not None and not isinstance(question, str):
+        raise ValueError(f"{name} must be a string or None, got {name}={question!r}")
+    return question
+
+
+def _first_score(metadata: dict[str, Any], keys: tuple[str, ...], i: int) -> float | None:
+    """The value of the first of ``keys`` present (not ``None``) in ``metadata``, as a float."""
     for key in keys:
         value = metadata.get(key)
-        if type(value) is float or type(value) is int:  # the common case, without the ABC check
+        if value is None:
+            continue
+        if type(value) is float:  # the common case, without the ABC check
             return float(value)
-        # bool is a Real; a flag is not a score.
+        # bool is a Real, but a flag is not a score; a string is refused rather than parsed, as
+        # the core refuses it: one rule for what a score is.
         if isinstance(value, Real) and not isinstance(value, bool):
-            return float(value)
+            with suppress(OverflowError):  # an int beyond float range falls through to the error
+                return float(value)
+        raise ValueError(
+            f"documents[{i}].metadata[{key!r}]={value!r} is not a score: a score must be a real "
+            f"number within float range (score_key={keys!r}); convert it, or point score_key at "
+            "the key that holds the score"
+        )
     return None

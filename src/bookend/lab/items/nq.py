@@ -27,11 +27,10 @@ Each passage reads ``(Title: TITLE) TEXT``, as in the paper's prompts.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -39,14 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bookend.evaluation.items import EvalItem
-from bookend.evaluation.retrieval import bm25_tokens
+from bookend.lab.items.item import Item
+from bookend.lab.items.pool import POOL_RETRIEVERS, bucket, score_matrix
 
-__all__ = ["NQ_RETRIEVERS", "NQ_SPLITS", "NQRecord", "load_records", "nq_items", "split_of"]
+__all__ = ["NQ_SPLITS", "NQRecord", "load_records", "normalize", "nq_items", "split_of"]
 
 #: Split shares, in tenths of the SHA-256 bucket: calibration 0-2, selection 3-4, evaluation 5-9.
 NQ_SPLITS = {"calibration": range(0, 3), "selection": range(3, 5), "evaluation": range(5, 10)}
-NQ_RETRIEVERS = ("bm25", "minilm")
 
 
 @dataclass(frozen=True)
@@ -72,8 +70,7 @@ def normalize(text: str) -> str:
 
 def split_of(question: str) -> str:
     """The split of a question (by the SHA-256 of its text)."""
-    bucket = int(hashlib.sha256(question.encode("utf-8")).hexdigest(), 16) % 10
-    return next(name for name, buckets in NQ_SPLITS.items() if bucket in buckets)
+    return bucket(question, NQ_SPLITS)
 
 
 def _bundled() -> Path:
@@ -98,31 +95,9 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
     return tuple(out)
 
 
-def _minilm_matrix(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-    from bookend.evaluation.retrieval import MiniLMScorer
-
-    model = MiniLMScorer().model
-    q = model.encode(list(queries), normalize_embeddings=True, batch_size=64)
-    p = model.encode(list(passages), normalize_embeddings=True, batch_size=64)
-    return np.asarray(q @ p.T, dtype=np.float64)
-
-
-def _bm25_matrix(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-    from rank_bm25 import BM25Okapi
-
-    index = BM25Okapi([bm25_tokens(p) for p in passages])
-    return np.asarray([index.get_scores(bm25_tokens(q)) for q in queries], dtype=np.float64)
-
-
-_MATRICES: dict[str, Callable[[Sequence[str], Sequence[str]], np.ndarray]] = {
-    "bm25": _bm25_matrix,
-    "minilm": _minilm_matrix,
-}
-
-
 def _item(
     index: int, pool: Sequence[NQRecord], scores: np.ndarray, k: int, split: str, retriever: str
-) -> EvalItem | None:
+) -> Item | None:
     record = pool[index]
     answers = [normalize(a) for a in record.answers]
     taken = {answers[0]}
@@ -140,7 +115,7 @@ def _item(
     if len(chosen) < k:
         return None
     ranked = sorted(chosen, key=lambda j: (-scores[j], j))
-    return EvalItem(
+    return Item(
         item_id=f"nq:{split}:{index}",
         question=record.question,
         documents=tuple(pool[j].document for j in ranked),
@@ -157,9 +132,9 @@ def nq_items(
     k: int,
     *,
     split: str = "evaluation",
-    retrievers: Sequence[str] = NQ_RETRIEVERS,
+    retrievers: Sequence[str] = POOL_RETRIEVERS,
     path: str | None = None,
-) -> list[EvalItem]:
+) -> list[Item]:
     """The first ``n_items`` items of ``k`` documents of a split (construction in the module
     docstring); item ``i`` takes retriever ``retrievers[i % len(retrievers)]``.
 
@@ -168,20 +143,22 @@ def nq_items(
     """
     if split not in NQ_SPLITS:
         raise ValueError(f"split must be one of {tuple(NQ_SPLITS)}, got split={split!r}")
-    bad = [r for r in retrievers if r not in _MATRICES]
+    bad = [r for r in retrievers if r not in POOL_RETRIEVERS]
     if not retrievers or bad:
-        raise ValueError(f"retrievers must be drawn from {NQ_RETRIEVERS}, got {list(retrievers)!r}")
+        raise ValueError(
+            f"retrievers must be drawn from {POOL_RETRIEVERS}, got retrievers={list(retrievers)!r}"
+        )
     if k < 2:
         raise ValueError(f"k must be >= 2, got k={k!r}")
     pool = [r for r in load_records(path) if split_of(r.question) == split]
     if not 1 <= n_items <= len(pool):
         raise ValueError(f"n_items must be in 1..{len(pool)} for split {split!r}, got {n_items!r}")
     passages = [r.document for r in pool]
-    out: list[EvalItem] = []
+    out: list[Item] = []
     for offset, retriever in enumerate(retrievers):
         positions = range(offset, len(pool), len(retrievers))
         wanted = [i for n, i in enumerate(positions) if n < n_items]
-        matrix = _MATRICES[retriever]([pool[i].question for i in wanted], passages)
+        matrix = score_matrix(retriever, [pool[i].question for i in wanted], passages)
         for i, row in zip(wanted, matrix, strict=True):
             item = _item(i, pool, row, k, split, retriever)
             if item is not None:

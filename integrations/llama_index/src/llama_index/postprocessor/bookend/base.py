@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from numbers import Real
 from typing import Any
 
 import llama_index.core
-from llama_index.core.bridge.pydantic import ConfigDict
-from llama_index.core.callbacks import CBEventType, EventPayload
+from llama_index.core.bridge.pydantic import ConfigDict, ValidationError, field_validator
+from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -15,6 +18,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from bookend import Placement
 from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
+from bookend.config import validation_message
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 
@@ -33,18 +37,21 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
     ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
-    ``tokenizer``, ``exact_max_k``), checked
-    at construction and on assignment; unknown settings raise. Each call places with the settings
-    as they are then; with ``count_question=True`` the query it receives is counted after the
-    nodes. A ``ModelSpec`` or profile object given as ``model`` is stored in its JSON form, so
-    ``to_dict`` / ``from_dict`` / ``to_json`` round-trip (a callable ``token_counter`` is not
-    serialised; ``tokenizer`` is). ``source_key``, ``token_counter`` and ``annotate`` are those of
+    ``tokenizer``, ``exact_max_k``), checked at construction, on assignment, by ``from_dict`` /
+    ``from_json`` and by ``model_copy(update=...)`` (pydantic's own skips validation; this one
+    does not); unknown settings raise. Each call places with the settings as they are then; with
+    ``count_question=True`` the query it receives is counted after the nodes. A ``ModelSpec`` or
+    profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict``
+    / ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
+    ``source_key``, ``token_counter`` and ``annotate`` are those of
     :class:`bookend.adapters.AdapterConfig`.
 
     Relevance comes from ``NodeWithScore.score``: higher is better, or lower with
     ``distance=True`` (vector stores that return distances). If any node's score is ``None``, the
     input order is the relevance order for all nodes (retrievers return best first), so a missing
-    score never puts the best node in the middle. Lengths are token counts of
+    score never puts the best node in the middle. A score set on a node after construction (which
+    LlamaIndex does not check) must still be a real number: a string, a bool or a number beyond
+    float range raises, naming the node. Lengths are token counts of
     ``node.get_content(metadata_mode=MetadataMode.LLM)``, the text the LLM sees, counted with
     ``token_counter``, else ``tokenizer``, else LlamaIndex's tokenizer (``Settings.tokenizer``)
     once one is set or LlamaIndex has loaded its default (query engines do so when built), else
@@ -54,11 +61,77 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     or ``budget`` is set. ``annotate=True`` writes ``bookend_slot`` and ``bookend_weight`` into
     each node's metadata (modifying the caller's nodes) and hides them from the LLM and the
     embedder.
+
+    Raises:
+        ValueError: a bad setting, node, score or query: one line naming the parameter and the
+            value.
     """
 
     model_config = ConfigDict(
         arbitrary_types_allowed=True, frozen=False, extra="forbid", validate_assignment=True
     )
+
+    def __init__(self, **settings: Any) -> None:
+        with _one_line_errors():
+            super().__init__(**settings)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        with _one_line_errors():  # assignment is validated (validate_assignment)
+            super().__setattr__(name, value)
+
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> BookendNodePostprocessor:
+        """A copy, with ``update`` applied and checked as the constructor checks settings
+        (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
+
+        Raises:
+            ValueError: an unknown setting or a bad value, named in the message.
+        """
+        copied = super().model_copy(deep=deep)
+        if not update:
+            return copied
+        if not isinstance(update, Mapping):
+            raise ValueError(f"update must be a mapping of settings, got update={update!r}")
+        settings = {name: getattr(copied, name) for name in copied.model_fields_set}
+        return type(self)(**{**settings, **update})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> BookendNodePostprocessor:
+        """Rebuild the postprocessor from :meth:`to_dict` output (``kwargs`` override it).
+
+        Raises:
+            ValueError: ``data`` is not a mapping, or holds an unknown or bad setting.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"data must be a mapping of settings, got data={data!r}")
+        return super().from_dict(dict(data), **kwargs)
+
+    @classmethod
+    def from_json(cls, data_str: str, **kwargs: Any) -> BookendNodePostprocessor:
+        """Rebuild the postprocessor from :meth:`to_json` output.
+
+        Raises:
+            ValueError: ``data_str`` is not JSON, or holds an unknown or bad setting.
+        """
+        try:
+            data = json.loads(data_str)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"data_str must be the JSON of a settings object ({exc}), got data_str={data_str!r}"
+            ) from None
+        return cls.from_dict(data, **kwargs)
+
+    @field_validator("callback_manager", mode="before")
+    @classmethod
+    def _callback_manager(cls, value: Any) -> Any:
+        """``None`` means a fresh manager, as elsewhere in LlamaIndex; anything else must be one
+        (LlamaIndex's own field lets any value through, and the next call would fail on it)."""
+        if value is None:
+            return CallbackManager()
+        if not isinstance(value, CallbackManager):
+            raise ValueError("must be a CallbackManager or None")
+        return value
 
     @staticmethod
     def item_text(item: NodeWithScore) -> str:
@@ -89,14 +162,17 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     ) -> Placement[NodeWithScore]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``nodes``."""
         _check_nodes(nodes)
-        query = None if query_bundle is None else query_bundle.query_str
         # A None score makes bookend fall back to input order for all nodes.
-        return self.placer(query).place(nodes, [n.score for n in nodes])
+        scores = [n.score for n in nodes]
+        if {type(s) for s in scores} - _PLAIN_SCORES:  # one assigned after construction
+            scores = [_score(s, i) for i, s in enumerate(scores)]
+        return self.placer(_query(query_bundle)).place(nodes, scores)
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        _check_nodes(nodes)
+        _check_nodes(nodes)  # before any event: a refused call has not started
+        query = _query(query_bundle)
         dispatcher.event(
             ReRankStartEvent(
                 query=query_bundle,
@@ -110,7 +186,7 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
             payload={
                 EventPayload.NODES: nodes,
                 EventPayload.MODEL_NAME: "bookend",
-                EventPayload.QUERY_STR: None if query_bundle is None else query_bundle.query_str,
+                EventPayload.QUERY_STR: query,
                 EventPayload.TOP_K: self.top_k,
             },
         ) as event:
@@ -144,7 +220,19 @@ class _TokenCount:
         return id(self.tokenize)
 
 
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """pydantic's ``ValidationError`` spans several lines: raise one line naming each bad
+    setting and its value instead."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValueError(validation_message(exc)) from None
+
+
 def _check_nodes(nodes: list[NodeWithScore]) -> None:
+    if not isinstance(nodes, list | tuple):
+        raise ValueError(f"nodes must be a list of NodeWithScore objects, got nodes={nodes!r}")
     if all(type(node) is NodeWithScore for node in nodes):  # the common case, fast
         return
     for i, node in enumerate(nodes):
@@ -153,6 +241,36 @@ def _check_nodes(nodes: list[NodeWithScore]) -> None:
                 f"nodes must be NodeWithScore objects, got nodes[{i}] of type "
                 f"{type(node).__name__}: wrap it as NodeWithScore(node=..., score=...)"
             )
+
+
+#: The types of the scores LlamaIndex's own validation leaves on a node.
+_PLAIN_SCORES = {float, type(None)}
+
+
+def _score(score: Any, i: int) -> float | None:
+    """A node's score as a float (``None``: no score). LlamaIndex checks it at construction
+    only; a value assigned later may be anything."""
+    if score is None:
+        return None
+    if isinstance(score, Real) and not isinstance(score, bool):
+        with suppress(OverflowError):  # an int beyond float range falls through to the error
+            return float(score)
+    raise ValueError(
+        f"nodes[{i}].score={score!r} is not a score: a score must be a real number within float "
+        "range, or None"
+    )
+
+
+def _query(query_bundle: QueryBundle | None) -> str | None:
+    """The query text of a call (``None`` without a query)."""
+    if query_bundle is None:
+        return None
+    if not isinstance(query_bundle, QueryBundle) or not isinstance(query_bundle.query_str, str):
+        raise ValueError(
+            "query_bundle must be a QueryBundle with a string query_str (or pass query_str=), "
+            f"got query_bundle={query_bundle!r}"
+        )
+    return query_bundle.query_str
 
 
 def _annotate(placement: Placement[NodeWithScore]) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import replace
+from numbers import Real
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -35,7 +38,9 @@ class BookendRanker:
     A drop-in for ``LostInTheMiddleRanker``: the same ``run(documents, top_k=...,
     word_count_threshold=...)`` contract and output, the same deduplication by document id
     (keeping the best score) and the same error for documents without text; with
-    ``strategy="alternate"`` the output is exactly that ranker's, for any input. It differs where
+    ``strategy="alternate"`` the output is exactly that ranker's, for any input it accepts (it
+    refuses some that ranker lets through: see the README, "Differences from
+    LostInTheMiddleRanker"). It differs where
     that ranker is blind: the order comes from the model's influence profile (``model``),
     relevance from ``Document.score`` when every document has one (else the input order, as
     ``LostInTheMiddleRanker`` assumes), the budget counts tokens, not words, and with
@@ -87,7 +92,7 @@ class BookendRanker:
             added to ``meta``; without it the same objects come back, unmodified.
 
     Raises:
-        ValueError: a bad parameter, named in the message.
+        ValueError: a bad parameter: one line naming it and its value.
     """
 
     def __init__(
@@ -111,7 +116,7 @@ class BookendRanker:
         exact_max_k: int = EXACT_MAX_K,
         annotate: bool = False,
     ) -> None:
-        _check_word_count(word_count_threshold)
+        _check_own_settings(word_count_threshold, source_key, annotate)
         given = locals()  # the parameters, of which the placement settings are checked here
         config = PlacementConfig.from_settings(**{name: given[name] for name in PLACEMENT_OPTIONS})
         # Plain attributes, read on every run: a setting changed later is used by the next run.
@@ -157,8 +162,14 @@ class BookendRanker:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BookendRanker:
-        """Rebuild the component from :meth:`to_dict` output."""
-        return default_from_dict(cls, data)
+        """Rebuild the component from :meth:`to_dict` output.
+
+        Raises:
+            ValueError: ``data`` is not a mapping, or holds a bad setting.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"data must be a mapping (to_dict output), got data={data!r}")
+        return default_from_dict(cls, dict(data))
 
     def placer(
         self, top_k: int | None = None, budget: int | None = None, query: str | None = None
@@ -179,9 +190,12 @@ class BookendRanker:
     ) -> Placement[Document]:
         """The full :class:`bookend.Placement` (order, weights, ``explain()``) that :meth:`run`
         uses, over the deduplicated and cut documents (``Placement.items``)."""
+        _check_documents(documents)
         _check_word_count(word_count_threshold)
-        if any(doc.content is None for doc in documents):
-            raise ValueError("Some provided documents are not textual; BookendRanker needs text.")
+        # Checked on every call too: they are plain attributes, and may have been changed.
+        _check_own_settings(self.word_count_threshold, self.source_key, self.annotate)
+        if query is not None and not isinstance(query, str):
+            raise ValueError(f"query must be a string or None, got query={query!r}")
         placer = self.placer(top_k, budget, query)
         docs = self._deduplicate(documents)
         # LostInTheMiddleRanker takes the input order as the relevance order; so does alternate.
@@ -215,11 +229,10 @@ class BookendRanker:
             copies with ``annotate=True``).
 
         Raises:
-            ValueError: a document without text, or a bad ``top_k``, ``budget`` or
-                ``word_count_threshold``.
+            ValueError: a document without text or with a score that is not a number, or a bad
+                ``documents``, ``top_k``, ``budget``, ``query`` or ``word_count_threshold``: one
+                line naming it and its value.
         """
-        if not documents:
-            return {"documents": []}
         placement = self.place(documents, top_k, budget, query, word_count_threshold)
         if self.annotate:
             annotations = adapters.slot_annotations(placement)
@@ -283,6 +296,64 @@ def _check_word_count(words: int | None) -> None:
             f"word_count_threshold must be a positive integer or None, "
             f"got word_count_threshold={words!r}"
         )
+
+
+def _check_own_settings(words: int | None, source_key: str | None, annotate: bool) -> None:
+    """The settings that are the ranker's own, not :class:`bookend.PlacementConfig`'s."""
+    _check_word_count(words)
+    if source_key is not None and not isinstance(source_key, str):
+        raise ValueError(f"source_key must be a meta key or None, got source_key={source_key!r}")
+    if not isinstance(annotate, bool):
+        raise ValueError(f"annotate must be True or False, got annotate={annotate!r}")
+
+
+def _check_documents(documents: list[Document]) -> None:
+    """Haystack documents with text, a hashable id, and a finite real score or none."""
+    if not isinstance(documents, list):
+        raise ValueError(
+            f"documents must be a list of Haystack Documents, got documents={documents!r}"
+        )
+    if all(_plain(doc) for doc in documents):  # the common case, without the ABC checks
+        return
+    for i, doc in enumerate(documents):
+        if not isinstance(doc, Document):
+            raise ValueError(
+                f"documents must be Haystack Documents, got documents[{i}] of type "
+                f"{type(doc).__name__}"
+            )
+        if doc.content is None:
+            raise ValueError("Some provided documents are not textual; BookendRanker needs text.")
+        if not isinstance(doc.content, str):
+            raise ValueError(f"documents[{i}].content={doc.content!r} must be a string")
+        try:
+            hash(doc.id)
+        except TypeError:
+            raise ValueError(f"documents[{i}].id={doc.id!r} must be a string") from None
+        # Checked here, not left to the core: deduplication compares the scores first, and it
+        # moves the documents, so an index the core named would not be the caller's.
+        if doc.score is not None and not _finite_real(doc.score):
+            raise ValueError(
+                f"documents[{i}].score={doc.score!r} is not a score: a score must be a finite "
+                "real number, or None"
+            )
+
+
+def _plain(doc: object) -> bool:
+    """A document as retrievers make them: text, a string id, a finite float score or none."""
+    if type(doc) is not Document or type(doc.content) is not str or type(doc.id) is not str:
+        return False
+    score = doc.score
+    return score is None or (type(score) is float and math.isfinite(score))
+
+
+def _finite_real(value: object) -> bool:
+    """A real number (not a bool) that is finite as a float."""
+    if not isinstance(value, Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond float range
+        return False
 
 
 def _content(document: Document) -> str:

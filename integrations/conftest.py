@@ -1,0 +1,163 @@
+"""What the three adapters' bad-input tests share: arbitrary JSON-like values, and the rule every
+call must follow (it places every item exactly once, or refuses in one line that names what was
+wrong; never another exception type, never a warning).
+
+The adapters are separate distributions with separate test folders, so the shared pieces reach
+them as one session fixture, ``bad_input``.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, TypeVar
+
+import pytest
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from bookend import STRATEGIES, WEIGHT_RULES, Placement
+
+T = TypeVar("T")
+
+#: Numbers beyond float range, which an int may hold and a float conversion refuses.
+HUGE_INTS = (10**400, -(10**400), 2**1024)
+
+#: None, bools, ints (huge ones too), floats (NaN and infinities too), strings, and lists and
+#: dicts of them.
+JSON_LIKE: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from(HUGE_INTS)
+    | st.floats()
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+
+#: Valid values of each placement setting and adapter setting: drawn as often as JSON-like
+#: ones, so that the accepted path is exercised too.
+VALID_SETTINGS: dict[str, st.SearchStrategy[Any]] = {
+    "model": st.sampled_from(
+        ["llama-3.1-8b", "liu2023:claude-1.3", {"depth": 4, "attn_share": 0.2}]
+    ),
+    "strategy": st.sampled_from(STRATEGIES),
+    "weight_rule": st.sampled_from(WEIGHT_RULES),
+    "competition": st.none() | st.floats(0, 10),
+    "distance": st.booleans(),
+    "top_k": st.none() | st.integers(1, 6),
+    "budget": st.none() | st.integers(1, 200),
+    "repeat_top": st.booleans(),
+    "prefix_tokens": st.integers(0, 500),
+    "suffix_tokens": st.integers(0, 500),
+    "count_question": st.booleans(),
+    "lengths": st.sampled_from(["tokens", "equal"]),
+    "tokenizer": st.none(),
+    "exact_max_k": st.integers(0, 20),
+    "source_key": st.none() | st.sampled_from(["source", "i"]),
+    "token_counter": st.none() | st.just(len),
+    "annotate": st.booleans(),
+}
+
+
+class BadInput:
+    """The shared strategies and checks (see the module docstring)."""
+
+    json_like = JSON_LIKE
+
+    @staticmethod
+    def settings(
+        names: Sequence[str], valid: dict[str, st.SearchStrategy[Any]] | None = None
+    ) -> st.SearchStrategy[dict[str, Any]]:
+        """Settings dicts over ``names`` and two misspelt ones, each value JSON-like or valid
+        (``valid`` adds the adapter's own settings to :data:`VALID_SETTINGS`)."""
+        choices = {**VALID_SETTINGS, **(valid or {})}
+        keys = st.lists(st.sampled_from([*names, "bugdet", "top_kk"]), unique=True, max_size=3)
+        return keys.flatmap(
+            lambda ks: st.fixed_dictionaries(
+                {k: choices[k] | JSON_LIKE if k in choices else JSON_LIKE for k in ks}
+            )
+        )
+
+    @staticmethod
+    def attempt(call: Callable[[], T], names: Collection[str]) -> T | None:
+        """``call()``'s result, or ``None`` when it refused as allowed: a ``ValueError`` or
+        ``TypeError`` of one line naming one of ``names``. Any warning fails the call."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                return call()
+            except (ValueError, TypeError) as exc:
+                BadInput.check_refusal(exc, names)
+                return None
+
+    @staticmethod
+    def check_refusal(exc: BaseException, names: Collection[str]) -> None:
+        """A refusal is one line that names one of ``names``."""
+        message = str(exc)
+        assert "\n" not in message, f"not one line: {message!r}"
+        assert any(name in message for name in names), f"names none of {names}: {message!r}"
+
+    @staticmethod
+    def refused(call: Callable[[], Any], fragment: str) -> None:
+        """``call()`` raises a ``ValueError`` or ``TypeError`` of one line holding ``fragment``
+        (for the tables: the parameter and its value)."""
+        with pytest.raises((ValueError, TypeError)) as info:
+            call()
+        BadInput.check_refusal(info.value, [fragment])
+
+    @staticmethod
+    def each_once(placement: Placement[Any], n_items: int) -> None:
+        """Every input index is placed once (the top twice with ``repeat_top``) or dropped."""
+        placed = placement.order[:-1] if placement.repeated else placement.order
+        assert sorted([*placed, *placement.dropped]) == list(range(n_items))
+
+    @staticmethod
+    def settings_are_honoured(
+        settings: dict[str, Any],
+        builds: Sequence[Callable[[], T]],
+        place: Callable[[T], Placement[Any]],
+        run: Callable[[T], Sequence[Any]],
+        names: Collection[str],
+        key: Callable[[Any], Any] = id,
+    ) -> None:
+        """Each way of building a component from ``settings`` refuses them (naming one of the
+        settings or ``names``), or gives a component whose placement accounts for every item
+        once and whose ``run`` returns the placement's items (compared by ``key``)."""
+        assume(not BadInput.fails_in_the_core(settings))  # listed for the core to refuse
+        allowed = [*settings, *names]
+        for build in builds:
+            component = BadInput.attempt(build, allowed)
+            if component is None:
+                continue
+            placement = BadInput.attempt(lambda c=component: place(c), allowed)
+            if placement is not None:
+                BadInput.each_once(placement, len(placement.relevance))
+                assert list(map(key, run(component))) == list(map(key, placement.items))
+
+    @staticmethod
+    def fails_in_the_core(settings: dict[str, Any]) -> bool:
+        """Settings that the core accepts and then fails on (to be refused by the core's
+        ``PlacementConfig``): a count beyond float range (``OverflowError`` when converted), or a
+        ``competition`` so large that rounding its objective to 12 decimals overflows (a NumPy
+        ``RuntimeWarning``). The adapters pass settings on unchanged."""
+
+        def huge(value: Any) -> bool:
+            return type(value) is int and abs(value) > sys.float_info.max
+
+        competition = settings.get("competition")
+        too_strong = (
+            type(competition) in (int, float)
+            and sys.float_info.max / 1e12 < competition <= sys.float_info.max
+        )
+        return too_strong or any(
+            huge(settings.get(k)) for k in ("budget", "prefix_tokens", "suffix_tokens")
+        )
+
+
+@pytest.fixture(scope="session")
+def bad_input() -> type[BadInput]:
+    """The shared strategies and checks of the bad-input tests."""
+    return BadInput

@@ -1,0 +1,23 @@
+"""The lab's subcommands of ``bookend``: each module parses its arguments and calls one
+experiment of :mod:`bookend.lab.experiments`; nothing here imports torch.
+
+- :mod:`~bookend.lab.cli.validate`: ``bookend validate`` (the influence validator).
+- :mod:`~bookend.lab.cli.calibrate`: ``bookend calibrate`` (slot table and fitted profile).
+- :mod:`~bookend.lab.cli.eval`: ``bookend eval`` (does placement help on your model and data?).
+- :mod:`~bookend.lab.cli.common`: the extra's guard, torch threads, argument types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bookend.lab.cli import calibrate, eval, validate
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``validate``, ``calibrate`` and ``eval`` to an ``argparse`` subparsers object."""
+    validate.register(subparsers)
+    calibrate.register(subparsers)
+    eval.register(subparsers)

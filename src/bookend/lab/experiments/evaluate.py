@@ -1,0 +1,300 @@
+"""``bookend.evaluate``: does placement help on *your* model and data?
+
+For every item, the retriever it is assigned ranks its documents and every strategy orders them;
+the model scores the gold answer after each resulting prompt (identical prompts share one call,
+and calls are cached on disk); the scores are compared item by item. The steps are those of
+:mod:`bookend.lab.experiments.trials`; the result is a versioned JSON report
+(:mod:`bookend.lab.report.evaluation`), a Markdown table and PNG figures.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bookend
+from bookend.lab.experiments.trials import (
+    Measured,
+    Ranked,
+    Results,
+    Trial,
+    gold_ranks,
+    plan_trials,
+    retriever_names,
+    run_trials,
+)
+from bookend.lab.items.item import Item
+from bookend.lab.items.suites import SUITES, load_items
+from bookend.lab.metrics import metric_names, primary_metric
+from bookend.lab.models import LocalScorer, Scorer, load_scorer
+from bookend.lab.report.evaluation import build_report, markdown, write
+from bookend.lab.strategies import eval_strategies
+
+__all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
+
+#: Template families of the generated suites in an evaluation; ``product`` and ``pet_colour`` stay
+#: out so a profile calibrated on these two can be evaluated on templates it never saw (a transfer
+#: check).
+DEFAULT_FAMILIES = ("birthplace", "access_code")
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` returns.
+
+    Attributes:
+        report: the JSON report (fields documented in :mod:`bookend.lab.report.evaluation`).
+        markdown: the Markdown tables.
+        files: the files written (empty without ``out_dir``).
+        calls: model calls made by this run (cache misses).
+    """
+
+    report: dict[str, Any]
+    markdown: str
+    files: list[Path] = field(default_factory=list)
+    calls: int = 0
+
+
+def evaluate(
+    items: str | Path | Sequence[Item] | None = None,
+    *,
+    suite: str = "hard",
+    scorer: Scorer | None = None,
+    weights: str | Path = "smollm2",
+    device: str = "cpu",
+    dtype: str = "float32",
+    cache: str | Path | None = None,
+    k: int = 10,
+    n_items: int = 100,
+    seed: int = 0,
+    families: Sequence[str] | None = None,
+    split: str = "evaluation",
+    retrievers: Sequence[str] | None = None,
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig] | None = None,
+    theory: bookend.ModelLike | None = None,
+    random_draws: int = 3,
+    oracle: bool = True,
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> EvalResult:
+    """Compare placement strategies on a model and items; see ``bookend eval --help``.
+
+    Args:
+        items: a JSONL path (format in :mod:`bookend.lab.items.item`), a list of
+            :class:`~bookend.lab.items.item.Item`, or ``None`` for the first ``n_items`` items of
+            ``k`` documents of ``suite`` (:mod:`bookend.lab.items.suites`: ``hard``, ``lookup``
+            or ``nq``; ``seed``, ``families`` and ``split`` select them, ``families`` by default
+            :data:`DEFAULT_FAMILIES` for the generated suites).
+        scorer: the model (:class:`~bookend.lab.models.Scorer`); default: ``weights`` loaded
+            in-process (a local model directory, a ``.gguf`` file, ``"smollm2"`` or
+            ``"gemma3-270m"``) on ``device`` in ``dtype``, its calls cached in ``cache``
+            (default ``out_dir/calls.jsonl``; in memory without ``out_dir``).
+        retrievers: from ``"bm25"``, ``"minilm"``, ``"file"`` (the documents' own scores);
+            items take them in turn. Default: ``"file"`` when every document has a score, else
+            BM25 and MiniLM.
+        profiles: extra bookend strategies ``"bookend-NAME"``: a profile path, preset or object,
+            or a :class:`~bookend.PlacementConfig` (its profile with its other settings).
+        theory: the model for ``bookend-theory`` and ``bookend-rank-only``; default: the theory
+            spec read from the local model's config (its depth).
+        random_draws: seeded random orders per item, averaged (the ``random`` strategy).
+        oracle: add the oracle (the gold document in the best slot of the measured position
+            curve, the other documents in retrieval order).
+        out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
+        progress: show tqdm progress bars (on stderr).
+        log: where to send one-line status messages (default: nowhere).
+
+    Raises:
+        ValueError: for malformed items, unknown retrievers or suites, bad sizes, or a scorer
+            without a model config and no ``theory``.
+    """
+    say = log or (lambda _message: None)
+    if random_draws < 1:
+        raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
+    started = time.perf_counter()
+    chosen = _families(suite, families)
+    loaded = load_items(
+        items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
+    )
+    names = retriever_names(loaded, retrievers)
+    if scorer is None:
+        scorer = _load(weights, device, dtype, _cache(cache, out_dir), say)
+    load_seconds = time.perf_counter() - started
+    spec = _theory(theory, scorer)
+    say(f"ranking {len(loaded)} items with {', '.join(names)}")
+    ranked = Ranked.of(loaded, names)
+    strategies = eval_strategies(spec, profiles or {})
+    trials = plan_trials(
+        loaded,
+        ranked.per_item,
+        strategies,
+        scorer.token_length,
+        random_draws=random_draws,
+        seed=seed,
+    )
+    say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
+    metrics = metric_names(loaded)
+    measured = run_trials(
+        scorer, loaded, ranked.per_item, trials, metrics, oracle=oracle, progress=progress
+    )
+    settings = _source(items, suite, k, len(loaded), seed, chosen, split) | _design(
+        names, random_draws, oracle, profiles, spec, device, dtype
+    )
+    timing = _timing(started, load_seconds, measured.trials, scorer.calls)
+    report = _report(scorer.model_id, settings, loaded, ranked, measured, metrics, timing)
+    text = markdown(report)
+    files = [] if out_dir is None else write(report, text, Path(out_dir))
+    return EvalResult(report=report, markdown=text, files=files, calls=scorer.calls)
+
+
+def _families(suite: str, families: Sequence[str] | None) -> Sequence[str] | None:
+    """The template families of a run: as given, or :data:`DEFAULT_FAMILIES` for a generated
+    suite (an unknown suite is reported when its items are built)."""
+    if families is not None:
+        return families
+    templated = suite in SUITES and SUITES[suite].templated
+    return DEFAULT_FAMILIES if templated else None
+
+
+def _cache(cache: str | Path | None, out_dir: str | Path | None) -> Path | None:
+    """The call-cache file: as given, else ``out_dir/calls.jsonl``, else none (in memory)."""
+    if cache is not None:
+        return Path(cache)
+    return None if out_dir is None else Path(out_dir) / "calls.jsonl"
+
+
+def _load(
+    weights: str | Path, device: str, dtype: str, cache: Path | None, say: Callable[[str], None]
+) -> Scorer:
+    """The in-process scorer of ``weights``."""
+    say(f"loading {weights} ({device}, {dtype})")
+    return load_scorer(weights, device=device, dtype=dtype, cache=cache)
+
+
+def _theory(theory: bookend.ModelLike | None, scorer: Scorer) -> bookend.ModelLike:
+    """The model of ``bookend-theory``: as given, else the local model's own spec."""
+    if theory is not None:
+        return theory
+    if isinstance(scorer, LocalScorer):
+        return scorer.spec
+    raise ValueError(
+        f"theory must be given for scorer {scorer.model_id!r}, whose depth is not known here "
+        "(a preset such as 'llama-3.1-8b', a spec or a profile)"
+    )
+
+
+def _source(
+    items: str | Path | Sequence[Item] | None,
+    suite: str,
+    k: int,
+    n_items: int,
+    seed: int,
+    families: Sequence[str] | None,
+    split: str,
+) -> dict[str, Any]:
+    """The settings that say which items were run (the suite's only for built-in items)."""
+    built_in = items is None
+    return {
+        "items": _describe(items),
+        "suite": suite if built_in else None,
+        "k": k if built_in else None,
+        "n_items": n_items,
+        "seed": seed,
+        "families": list(families) if built_in and families is not None else None,
+        "split": split if built_in else None,
+    }
+
+
+def _design(
+    retrievers: Sequence[str],
+    random_draws: int,
+    oracle: bool,
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig] | None,
+    theory: bookend.ModelLike,
+    device: str,
+    dtype: str,
+) -> dict[str, Any]:
+    """The settings that say what was compared, and on what."""
+    return {
+        "retrievers": list(retrievers),
+        "random_draws": random_draws,
+        "oracle": oracle,
+        "profiles": {name: _describe(p) for name, p in (profiles or {}).items()},
+        "theory": str(theory),
+        "device": device,
+        "dtype": dtype,
+    }
+
+
+def _describe(source: Any) -> Any:
+    """How an input appears in the report's settings (a placement config: its JSON form)."""
+    if isinstance(source, bookend.PlacementConfig):
+        try:
+            return source.model_dump(mode="json")
+        except ValueError:  # a profile object without a JSON form
+            return repr(source)
+    if source is None:
+        return "built-in"
+    if isinstance(source, (str, Path)):
+        return str(source)
+    if isinstance(source, Sequence):
+        return "given"
+    return str(getattr(source, "label", None) or type(source).__name__)
+
+
+def _report(
+    model_id: str,
+    settings: dict[str, Any],
+    items: Sequence[Item],
+    ranked: Ranked,
+    measured: Measured,
+    metrics: Sequence[str],
+    timing: dict[str, Any],
+) -> dict[str, Any]:
+    """The JSON report of a run (:func:`~bookend.lab.report.evaluation.build_report`)."""
+    return build_report(
+        model_id=model_id,
+        settings=settings,
+        metrics=metrics,
+        primary=primary_metric(metrics),
+        item_rows=_item_rows(items, ranked, measured.results),
+        rankings=gold_ranks(items, ranked.rankings),
+        position_curve=measured.curve,
+        timing=timing,
+    )
+
+
+def _item_rows(items: Sequence[Item], ranked: Ranked, results: Results) -> list[dict[str, Any]]:
+    """The report's per-item rows: id, family, K, retriever, the gold's rank and the results."""
+    return [
+        {
+            "id": item.item_id,
+            "family": item.family,
+            "k": len(item.documents),
+            "retriever": retriever,
+            "gold_rank": None if item.gold is None else ranking.rank_of(item.gold),
+            "results": per_strategy,
+        }
+        for item, retriever, ranking, per_strategy in zip(
+            items, ranked.assigned, ranked.per_item, results, strict=True
+        )
+    ]
+
+
+def _timing(
+    started: float, load_seconds: float, trials: Sequence[Trial], calls: int
+) -> dict[str, Any]:
+    """Wall time, prompts asked for and distinct, model calls and seconds per call."""
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": seconds,
+        "load_seconds": load_seconds,
+        "requests": len(trials),
+        "distinct_prompts": len({t.prompt for t in trials}),
+        "model_calls": calls,
+        "seconds_per_call": (seconds - load_seconds) / calls if calls else math.nan,
+    }

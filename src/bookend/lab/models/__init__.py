@@ -1,0 +1,39 @@
+"""Models behind one scorer interface: local weights in-process, and (later) served endpoints.
+
+- :mod:`~bookend.lab.models.scorer`: the :class:`Scorer` protocol every backend implements,
+  :class:`Continuations`, and :func:`~bookend.lab.models.scorer.score_all`.
+- :mod:`~bookend.lab.models.cache`: :class:`CallCache` (JSONL, resumable) and its key.
+- :mod:`~bookend.lab.models.local`: the in-process transformers / GGUF model and its scorer.
+- :mod:`~bookend.lab.models.weights`: named weights (``smollm2``, ``gemma3-270m``).
+
+A new backend is a class with the :class:`Scorer` attributes and methods that answers repeated
+requests from a :class:`CallCache`; :func:`load_scorer` is where the command line picks one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bookend.lab.models.cache import CallCache
+from bookend.lab.models.local import LocalScorer, load_trained
+from bookend.lab.models.scorer import Continuations, Scorer
+
+__all__ = ["CallCache", "Continuations", "LocalScorer", "Scorer", "load_scorer"]
+
+
+def load_scorer(
+    weights: str | Path,
+    *,
+    device: str = "cpu",
+    dtype: str = "float32",
+    cache: str | Path | None = None,
+) -> Scorer:
+    """The scorer of local ``weights`` (a model directory, a ``.gguf`` file or a named weight)
+    on ``device`` in ``dtype``, answering repeated calls from the JSONL ``cache`` (in memory
+    when ``None``).
+
+    Raises:
+        ValueError: for missing weights, or an unknown device or dtype.
+    """
+    model = load_trained(weights, device=device, dtype=dtype)
+    return LocalScorer(model, CallCache(cache))

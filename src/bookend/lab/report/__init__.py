@@ -1,0 +1,9 @@
+"""Reports of the lab's experiments: JSON, Markdown, terminal summaries and PNG figures.
+
+- :mod:`~bookend.lab.report.evaluation`: the versioned ``bookend eval`` report, its Markdown
+  tables and the files written.
+- :mod:`~bookend.lab.report.calibration`: the ``bookend calibrate`` report and its terminal lines.
+- :mod:`~bookend.lab.report.influence`: the ``bookend validate`` terminal summary.
+- :mod:`~bookend.lab.report.figures`: every PNG figure (through the one matplotlib entry point,
+  :func:`bookend.plot.pyplot`).
+"""

@@ -1,0 +1,210 @@
+"""Choosing a placement by measurement: a race between candidates, then a guard for the default.
+
+Every candidate order is scored on the same items, so candidates are compared by their paired
+per-item differences ``d_i = a_i - b_i`` (a continuous metric: the gold answer's probability among
+the candidates, or its log-probability). Two rules decide:
+
+**The race** (:class:`Race`): after each batch of items, a candidate whose paired interval against
+the current leader lies wholly below 0 at ``eliminate_confidence`` (99% by default, stricter than
+the guard because the race looks many times) stops being scored; the default is never eliminated.
+The budget is then spent on the candidates that are still close.
+
+**The guard** (:func:`decide`): the best surviving candidate replaces the default only when its
+paired interval against the default excludes 0 at ``confidence`` after a Bonferroni correction for
+the ``m`` candidates it was chosen among (level ``1 - (1 - confidence) / m``); otherwise the
+default stays and the decision reports the smallest effect that comparison could have detected.
+
+Intervals are Student-t intervals of the mean paired difference (``scipy.stats.ttest_rel``):
+
+    mean(d) ± t_{1-(1-level)/2, n-1} · sd(d) / sqrt(n)
+
+and the minimum detectable effect at 80% power is ``(z_{1-(1-level)/2} + z_{0.8}) · sd(d) /
+sqrt(n)``. A sample whose differences are all equal has a zero-width interval at that value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["Comparison", "Decision", "Race", "compare", "decide"]
+
+#: Power at which the minimum detectable effect is stated.
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``candidate`` minus ``reference`` on the same items.
+
+    Attributes:
+        diff: mean paired difference.
+        ci_low, ci_high: its interval at ``level``.
+        level: the interval's confidence level.
+        mde: the smallest true difference this comparison detects with 80% power.
+        n: items.
+    """
+
+    candidate: str
+    reference: str
+    diff: float
+    ci_low: float
+    ci_high: float
+    level: float
+    mde: float
+    n: int
+
+    @property
+    def verdict(self) -> str:
+        """``"better"``/``"worse"`` when the interval excludes 0, else ``"no difference"``."""
+        if self.ci_low > 0.0:
+            return "better"
+        if self.ci_high < 0.0:
+            return "worse"
+        return "no difference"
+
+    def to_json(self) -> dict[str, float | int | str]:
+        """JSON-ready fields, with the verdict."""
+        return {**asdict(self), "verdict": self.verdict}
+
+
+def compare(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    level: float = 0.95,
+    names: tuple[str, str] = ("a", "b"),
+) -> Comparison:
+    """The paired comparison ``a - b`` (formulas in the module docstring).
+
+    Raises:
+        ValueError: when ``a`` and ``b`` differ in length, hold fewer than 2 items, or ``level``
+            is not in (0, 1).
+    """
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if va.shape != vb.shape or va.ndim != 1:
+        raise ValueError(f"a and b must be paired 1-d samples, got shapes {va.shape}, {vb.shape}")
+    if va.size < 2:
+        raise ValueError(f"a paired comparison needs at least 2 items, got n={va.size}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got level={level!r}")
+    d = va - vb
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if sd == 0.0:
+        low = high = mean
+    else:
+        interval = stats.ttest_rel(va, vb).confidence_interval(confidence_level=level)
+        low, high = float(interval.low), float(interval.high)
+    z = float(stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + stats.norm.ppf(POWER))
+    return Comparison(
+        names[0], names[1], mean, low, high, level, z * sd / math.sqrt(d.size), int(d.size)
+    )
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`decide` chose, and why.
+
+    Attributes:
+        chosen: the candidate to use (the default unless the guard let another through).
+        default: the default it was measured against.
+        switched: whether ``chosen`` replaces the default.
+        best: the best-scoring non-default candidate (``None`` when there was none).
+        guard: ``best`` minus the default at the Bonferroni-corrected level.
+        reason: one sentence for the report.
+    """
+
+    chosen: str
+    default: str
+    switched: bool
+    best: str | None
+    guard: Comparison | None
+    reason: str
+
+
+def decide(
+    scores: Mapping[str, Sequence[float]],
+    default: str,
+    *,
+    confidence: float = 0.95,
+    among: Sequence[str] | None = None,
+) -> Decision:
+    """Keep ``default`` unless the best candidate of ``among`` (default: every other key of
+    ``scores``) is measurably better (the guard of the module docstring).
+
+    Raises:
+        ValueError: when ``default`` or a name of ``among`` has no scores.
+    """
+    missing = [n for n in [default, *(among or ())] if n not in scores]
+    if missing:
+        raise ValueError(f"no scores for {missing!r}; scored: {sorted(scores)!r}")
+    rivals = [n for n in (among if among is not None else scores) if n != default]
+    if not rivals:
+        return Decision(default, default, False, None, None, "no candidate besides the default")
+    best = max(rivals, key=lambda n: float(np.mean(scores[n])))
+    level = 1.0 - (1.0 - confidence) / len(rivals)
+    guard = compare(scores[best], scores[default], level=level, names=(best, default))
+    if guard.ci_low > 0.0:
+        reason = (
+            f"{best} is measurably better than the default {default}: "
+            f"{guard.diff:+.4f} [{guard.ci_low:+.4f}, {guard.ci_high:+.4f}] at {level:.4f}, "
+            f"n = {guard.n}"
+        )
+        return Decision(best, default, True, best, guard, reason)
+    reason = (
+        f"keep the default {default}: no candidate is measurably better (best {best}: "
+        f"{guard.diff:+.4f} [{guard.ci_low:+.4f}, {guard.ci_high:+.4f}]; MDE = {guard.mde:.4f} "
+        f"at n = {guard.n})"
+    )
+    return Decision(default, default, False, best, guard, reason)
+
+
+@dataclass
+class Race:
+    """Sequential elimination (module docstring): call :meth:`update` after each batch.
+
+    Attributes:
+        candidates: every candidate, the default among them.
+        default: never eliminated.
+        eliminate_confidence: level of the interval that eliminates.
+        min_items: no elimination before this many items.
+        eliminated: candidate -> items seen when it was eliminated.
+    """
+
+    candidates: Sequence[str]
+    default: str
+    eliminate_confidence: float = 0.99
+    min_items: int = 20
+    eliminated: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.default not in self.candidates:
+            raise ValueError(f"default must be one of the candidates, got default={self.default!r}")
+        if self.min_items < 2:
+            raise ValueError(f"min_items must be >= 2, got min_items={self.min_items!r}")
+
+    @property
+    def alive(self) -> list[str]:
+        """The candidates still being scored, in their given order."""
+        return [c for c in self.candidates if c not in self.eliminated]
+
+    def update(self, scores: Mapping[str, Sequence[float]]) -> list[str]:
+        """Eliminate the candidates clearly behind the leader on the items scored so far
+        (``scores`` holds every live candidate's per-item values, the same items for all);
+        returns the live candidates."""
+        alive = self.alive
+        n = min(len(scores[c]) for c in alive)
+        if n < self.min_items:
+            return alive
+        leader = max(alive, key=lambda c: float(np.mean(scores[c][:n])))
+        for c in alive:
+            if c in (leader, self.default):
+                continue
+            versus = compare(scores[c][:n], scores[leader][:n], level=self.eliminate_confidence)
+            if versus.ci_high < 0.0:
+                self.eliminated[c] = n
+        return self.alive
