@@ -223,7 +223,8 @@ class Bookend(Generic[T]):
             dropped it (see ``Placement.dropped``) or ``repeat_top`` repeated the top one.
         """
         config = self.config
-        items = list(items)
+        if type(items) is not list:  # read only: a caller's list needs no copy
+            items = list(items)
         n = len(items)
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)

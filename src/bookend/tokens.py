@@ -53,7 +53,8 @@ def token_lengths(
     # The default counter, vectorised: ceil(chars / 4), at least one token (strings only: the
     # loop below names anything else; map(str.__instancecheck__) is isinstance at C speed).
     if count is approx_token_count and all(map(str.__instancecheck__, texts)):
-        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) / CHARS_PER_TOKEN
+        chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        lengths = chars / CHARS_PER_TOKEN
         return np.maximum(np.ceil(lengths, out=lengths), 1.0, out=lengths)
     counts = []
     for i, value in enumerate(texts):

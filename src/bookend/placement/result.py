@@ -101,23 +101,12 @@ class Placement(Generic[T]):
         repeated: bool,
         notes: tuple[str, ...],
     ) -> None:
-        # Frozen: each field is set once, straight into the instance dict; the generated
-        # __init__ pays an object.__setattr__ per field, more than a placement of 20 chunks.
-        vars(self).update(
-            order=order,
-            items=items,
-            relevance=relevance,
-            lengths=lengths,
-            scores=scores,
-            dropped=dropped,
-            strategy=strategy,
-            profile=profile,
-            layout=layout,
-            weight_rule=weight_rule,
-            competition=competition,
-            repeated=repeated,
-            notes=notes,
-        )
+        # Frozen: the fields (the parameters, every one) go once, straight into the instance
+        # dict; the generated __init__ pays an object.__setattr__ per field, more than placing 20
+        # chunks costs.
+        fields = locals()
+        del fields["self"]
+        vars(self).update(fields)
 
     def _key(self) -> tuple[Any, ...]:
         return (
