@@ -12,7 +12,8 @@ For K documents (default 20) of unequal length with scores, the per-call time of
   wrapped in a ``RunnableLambda``: the per-invoke cost every Runnable pays.
 
 Rounds interleave the candidates; each figure is the median over rounds of the best-of-autorange
-per-call time. Setup (from the repository root)::
+per-call CPU time of this thread (``time.thread_time``: time the process waits for a core does not
+count). Setup (from the repository root)::
 
     pip install -r bench/requirements.txt
     python bench/adapters.py            # --k 20 --rounds 7
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
+import time
 import timeit
 import warnings
 from collections.abc import Callable, Sequence
@@ -67,8 +69,9 @@ def corpus(k: int) -> tuple[list[str], list[float]]:
 
 
 def per_call(fn: Call) -> float:
-    """Seconds per call: the best of five autoranged batches."""
-    timer = timeit.Timer(fn)
+    """CPU seconds per call: the best of five autoranged batches, timed by this thread's CPU
+    clock, so that other processes on a busy machine do not count."""
+    timer = timeit.Timer(fn, timer=time.thread_time)
     number, _ = timer.autorange()
     return min(timer.repeat(repeat=5, number=number)) / number
 

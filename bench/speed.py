@@ -7,7 +7,9 @@ Section 1 times the exact O(N·H) influence profile against the dense `matrix_po
 placement at K = 20, 100 and 1000 on the same documents for bookend and for LangChain's and
 LlamaIndex's `LongContextReorder` and Haystack's `LostInTheMiddleRanker` (installed by
 `pip install -r bench/requirements.txt`), with the documents and the interleaved timer of
-`bench/adapters.py`. The ratios are what to read: these machines are noisy.
+`bench/adapters.py`. Every time is CPU time (this process's, this thread's for the per-call
+figures), so that the other jobs of a shared machine do not count; the ratios are still what to
+read.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ DEFAULT = "bookend default (counts tokens)"
 def _median_seconds(fn: Callable[[], Any], *, number: int, repeat: int) -> float:
     samples = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(number):
             fn()
-        samples.append((time.perf_counter() - start) / number)
+        samples.append((time.process_time() - start) / number)
     return statistics.median(samples)
 
 

@@ -32,7 +32,8 @@ density does not rise), so the most relevant chunk always lands first or last.
 A per-document profile (``profile.per_document``) weighs document slots: every chunk counts as one
 unit whatever its tokens, and whatever surrounds the chunks.
 
-A new rule is a name in :data:`WeightRule` and its divisors in :meth:`ChunkWeigher.build`.
+A new rule is a name in :data:`WeightRule`, its divisors in :meth:`ChunkWeigher.build` and its line
+of ``explain()`` in :mod:`bookend.placement.result`.
 """
 
 from __future__ import annotations

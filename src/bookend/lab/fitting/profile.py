@@ -288,7 +288,7 @@ def fit_outcomes(
     metadata = {
         "frame": (
             "documents block: token offsets from the first document, N = its length; "
-            "evaluate with the chunks filling the sequence (the default Layout)"
+            "evaluate with the chunks filling the sequence: Layout(suffix_tokens=0)"
         ),
         "model": (settings or {}).get("weights"),
         "data": _data_summary(outcomes, settings or {}),
