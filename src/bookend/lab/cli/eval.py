@@ -65,7 +65,8 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="NAME=PATH",
         help="repeatable: a bookend strategy with every setting of this PlacementConfig JSON "
-        "(profile, weight_rule, competition, layout ...), named NAME",
+        "(profile, weight_rule, competition, layout ...) or of a bookend tune tuned.json, "
+        "named NAME",
     )
     p.add_argument("--random-draws", type=int, help="random shuffles per item (default 3)")
     p.add_argument("--no-oracle", action="store_true", help="skip the oracle")
@@ -86,8 +87,9 @@ def _named_paths(option: str, specs: list[str], taken: Collection[str] = ()) -> 
 
 
 def _strategy_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """``--profile`` paths and ``--config`` files (read and validated) by strategy name."""
-    from bookend import PlacementConfig
+    """``--profile`` paths and ``--config`` files (read and validated; a ``tuned.json`` of
+    ``bookend tune`` gives its config) by strategy name."""
+    from bookend.lab.report.tuning import placement_config
 
     profiles: dict[str, Any] = _named_paths("--profile", args.profile)
     for name, path in _named_paths("--config", args.config, profiles).items():
@@ -96,7 +98,7 @@ def _strategy_settings(args: argparse.Namespace) -> dict[str, Any]:
         except OSError as error:
             raise ValueError(f"--config {name}={path}: cannot read it ({error})") from None
         try:
-            profiles[name] = PlacementConfig.model_validate_json(text)
+            profiles[name] = placement_config(text)
         except ValueError as error:
             detail = "; ".join(str(error).splitlines()[:3])
             raise ValueError(f"--config {name}={path}: not a placement config: {detail}") from None
