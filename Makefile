@@ -13,7 +13,7 @@ SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 GEMMA3_STAMP  := $(VENV)/.gemma3-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
 
-.PHONY: demo test lint typecheck unit bench validator fitted smollm2 gemma3 eval-quick eval clean
+.PHONY: demo test lint typecheck unit bench validator fitted smollm2 gemma3 eval-quick eval tune clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,11 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(EVAL_RUN) $(SMOLLM2_EVAL) --docs 10 --no-oracle --families product pet_colour --out bench/eval/smollm2-transfer-k10
 	$(EVAL_RUN) $(GEMMA3_EVAL) --docs 10 --no-oracle --families product pet_colour --out bench/eval/gemma3-transfer-k10
 	$(BIN)/python bench/eval_orders.py $(foreach r,$(EVAL_REPORTS),bench/eval/$(r)/report.json)
+
+## tune: bookend tune on SmolLM2 with real NQ passages at K = 10: the calls and minutes to a decision
+## (resumable through the run's calls.jsonl)
+tune: $(SMOLLM2_STAMP) $(EVAL_STAMP)
+	$(BIN)/bookend tune --weights smollm2 --suite nq --split calibration --docs 10 --items 60 --threads 1 --out bench/tune/smollm2-nq-k10
 
 ## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
 validator: $(SMOLLM2_STAMP)
