@@ -42,6 +42,7 @@ import bookend
 from bookend import WEIGHT_RULES, available_profile_presets, resolve_profile
 from bookend.lab.experiments.evaluate import DEFAULT_FAMILIES
 from bookend.lab.stats import paired_difference
+from bookend.weighing import slot_weights
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -78,7 +79,7 @@ def stress(n_instances: int, seed: int) -> dict[str, Any]:
         lengths = rng.integers(20, 801, k).tolist()
         scores = rng.random(k).tolist() if index % 2 == 0 else None
         best = int(np.argmax(scores)) if scores is not None else 0
-        weights = profile.slot_weights(k, bookend.Layout(**layout))
+        weights = slot_weights(profile, k, bookend.Layout(**layout))
         heaviest = int(np.argmax(weights))
         for rule in WEIGHT_RULES:
             order = bookend.reorder(

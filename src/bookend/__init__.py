@@ -6,34 +6,25 @@
 >>> measured = bookend.TabulatedProfile(weights=(0.6, 0.2, 0.9), kind="slot")  # reads last best
 >>> bookend.reorder(["best", "second", "third"], [0.9, 0.5, 0.1], model=measured).items
 ['second', 'third', 'best']
+
+What a user calls is here; the framework adapters' shared plumbing is in :mod:`bookend.adapters`.
 """
 
 from typing import Any
 
-from bookend.adapter import (
-    SLOT_KEY,
-    WEIGHT_KEY,
-    AdapterConfig,
-    PlacerCache,
-    first_slot_annotations,
-    slot_annotations,
-)
-from bookend.config import (
-    DEFAULT_MODEL,
-    DEFAULT_SUFFIX_TOKENS,
-    PLACEMENT_OPTIONS,
-    LengthsMode,
-    ModelLike,
-    PlacementConfig,
-    resolve_profile,
-)
-from bookend.fitted import FittedProfile
-from bookend.layout import Layout
-from bookend.placement import STRATEGIES, Strategy
-from bookend.profile import InfluenceProfile, TabulatedProfile, TheoryProfile, load_profile
-from bookend.published import available_profile_presets
-from bookend.reorder import Bookend, relevance_from_scores, reorder
-from bookend.result import ChunkSlot, Placement
+from bookend.config import DEFAULT_MODEL, PlacementConfig
+from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend.place import Bookend, reorder
+from bookend.placement.problem import EXACT_MAX_K
+from bookend.placement.result import ChunkSlot, Placement
+from bookend.placement.strategies import STRATEGIES, StrategyName
+from bookend.profiles.base import InfluenceProfile
+from bookend.profiles.fitted import FittedProfile
+from bookend.profiles.io import ModelLike, load_profile, resolve_profile
+from bookend.profiles.published import available_profile_presets
+from bookend.profiles.tabulated import TabulatedProfile
+from bookend.profiles.theory import TheoryProfile
+from bookend.relevance import relevance_from_scores
 from bookend.spec import ModelSpec, available_presets
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
 
@@ -43,25 +34,20 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_SUFFIX_TOKENS",
     "DEFAULT_WEIGHT_RULE",
-    "PLACEMENT_OPTIONS",
-    "SLOT_KEY",
+    "EXACT_MAX_K",
     "STRATEGIES",
-    "WEIGHT_KEY",
     "WEIGHT_RULES",
-    "AdapterConfig",
     "Bookend",
     "ChunkSlot",
     "EvalResult",
     "FittedProfile",
     "InfluenceProfile",
     "Layout",
-    "LengthsMode",
     "ModelLike",
     "ModelSpec",
     "Placement",
     "PlacementConfig",
-    "PlacerCache",
-    "Strategy",
+    "StrategyName",
     "TabulatedProfile",
     "TheoryProfile",
     "WeightRule",
@@ -69,12 +55,10 @@ __all__ = [
     "available_presets",
     "available_profile_presets",
     "evaluate",
-    "first_slot_annotations",
     "load_profile",
     "relevance_from_scores",
     "reorder",
     "resolve_profile",
-    "slot_annotations",
 ]
 
 

@@ -15,24 +15,19 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from bookend.config import (
-    DEFAULT_MODEL,
-    DEFAULT_SUFFIX_TOKENS,
-    ModelLike,
-    resolve_profile,
-    validation_message,
-)
+from bookend.config import DEFAULT_MODEL, validation_message
 from bookend.corpus import load_demo_corpus
 from bookend.datafiles import load_data_json
-from bookend.layout import Layout
-from bookend.placement import STRATEGIES
+from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend.place import Bookend
+from bookend.placement.strategies import STRATEGIES
 from bookend.plot import matplotlib_available, plot_placement
-from bookend.profile import TheoryProfile
-from bookend.published import available_profile_presets, published_curves
-from bookend.reorder import Bookend
+from bookend.profiles.io import ModelLike, resolve_profile
+from bookend.profiles.published import available_profile_presets, published_curves
+from bookend.profiles.theory import TheoryProfile
 from bookend.spec import available_presets
 from bookend.theory import components
-from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES
+from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, chunk_weights
 
 __all__ = ["build_parser", "main"]
 
@@ -89,8 +84,9 @@ def _layout_args(parser: argparse.ArgumentParser) -> None:
         "--suffix-tokens",
         type=int,
         default=DEFAULT_SUFFIX_TOKENS,
-        help="tokens after the chunks (default: 1, the answer); 0 means the chunks fill the "
-        "analysed sequence and the final chunk holds the Recency Delta (the bookend view)",
+        help=f"tokens after the chunks (default: {DEFAULT_SUFFIX_TOKENS}, the answer); 0 means the "
+        "chunks fill the analysed sequence and the final chunk holds the Recency Delta (the "
+        "bookend view)",
     )
 
 
@@ -133,7 +129,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     profile = resolve_profile(_model(args.model))
     layout = Layout(prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens)
     lengths = np.full(args.k, float(args.chunk_tokens))
-    weights = profile.chunk_weights(lengths, layout)
+    weights = chunk_weights(profile, lengths, layout)
     report: dict[str, Any] = {
         "profile": profile.name,
         "layout": layout.to_dict(),
@@ -289,7 +285,7 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
         repeat_top=args.repeat_top,
         prefix_tokens=args.prefix_tokens,
         suffix_tokens=args.suffix_tokens,
-        lengths="equal" if args.equal_lengths else "tokens",
+        equal_lengths=args.equal_lengths,
         text=texts.__getitem__,
         source=None if sources is None else sources.__getitem__,
     )

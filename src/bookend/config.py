@@ -4,65 +4,30 @@
 everywhere, unknown settings are rejected, and a configuration round-trips through JSON, YAML and
 each framework's own serialisation.
 
-The profile reference (``model``) is stored in its serialisable form:
-
-* a preset name (``"llama-3.1-8b"``, or a Hugging Face id such as
-  ``"meta-llama/Llama-3.1-8B-Instruct"``), or a published curve (``"liu2023:gpt-3.5-turbo"``);
-* the path of a profile JSON file (a string; read when a placer is built, never at validation);
-* an inline theory spec ``{"depth": 32, "attn_share": 0.03}`` (a :class:`~bookend.ModelSpec`
-  passed as ``model`` is stored so);
-* an inline profile, as the JSON object its ``to_json()`` writes (a profile object passed as
-  ``model`` is stored so).
-
-An :class:`~bookend.InfluenceProfile` without a JSON form is kept as the object: it places, but the
-config then does not serialise.
+The profile reference (``model``) is stored in its serialisable form
+(:func:`bookend.profiles.io.profile_ref`): a preset or published-curve name, a profile file path
+(read when a placer is built, never at validation), an inline theory spec, or an inline profile
+JSON object. A profile object without a JSON form is kept as the object: it places, but the config
+then does not serialise.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Mapping
-from functools import lru_cache
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from bookend.layout import Layout
-from bookend.placement import Strategy
-from bookend.profile import InfluenceProfile, TheoryProfile, load_profile, profile_from_json
-from bookend.published import PUBLISHED_PREFIX, published_profile
-from bookend.spec import ModelSpec, available_presets
+from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend.placement.problem import EXACT_MAX_K
+from bookend.placement.strategies import StrategyName
+from bookend.profiles.io import ProfileRef, profile_ref
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "DEFAULT_SUFFIX_TOKENS",
-    "PLACEMENT_OPTIONS",
-    "LengthsMode",
-    "ModelLike",
-    "PlacementConfig",
-    "ProfileRef",
-    "is_profile_path",
-    "profile_ref",
-    "resolve_profile",
-    "validation_message",
-]
+__all__ = ["DEFAULT_MODEL", "PlacementConfig", "validation_message"]
 
 #: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
 DEFAULT_MODEL = "llama-3.1-8b"
-
-#: Prompt tokens after the chunks when the caller says nothing: the model answers after the
-#: chunks, so the final token, which holds the theory's Recency Delta, is never a chunk's. With
-#: this default a theory profile weighs chunks front to back (most relevant first), the order
-#: measured best (``bench/RESULTS.md``, "Placement quality"); ``0`` is the bookend view.
-DEFAULT_SUFFIX_TOKENS = 1
-
-#: What a caller may pass as ``model=``.
-ModelLike: TypeAlias = "str | os.PathLike[str] | ModelSpec | InfluenceProfile | Mapping[str, Any]"
-#: The stored, serialisable form of a profile reference (see the module docstring).
-ProfileRef: TypeAlias = "str | dict[str, Any] | InfluenceProfile"
-LengthsMode: TypeAlias = Literal["tokens", "equal"]
 
 
 def _no_bool(value: Any) -> Any:
@@ -75,98 +40,6 @@ def _no_bool(value: Any) -> Any:
 
 
 Count = Annotated[int, BeforeValidator(_no_bool)]
-
-
-def is_profile_path(name: str) -> bool:
-    """Whether a ``model`` string names a profile file (a ``.json`` path) rather than a preset
-    or a published curve (Hugging Face ids contain ``/`` too)."""
-    return name.lower().endswith(".json")
-
-
-def profile_ref(model: Any) -> ProfileRef:
-    """The serialisable reference for what a caller passes as ``model=`` (checked, not read).
-
-    Raises:
-        ValueError: an unknown preset or curve name, a bad inline spec or profile, or a type that
-            names no profile.
-    """
-    if isinstance(model, os.PathLike):
-        return str(os.fspath(model))
-    if isinstance(model, str):
-        if not is_profile_path(model):
-            _named_profile(model)  # checks the name now, with the closest names on a typo
-        return model
-    if isinstance(model, ModelSpec):
-        return model.model_dump(exclude_none=True)
-    if isinstance(model, TheoryProfile):
-        return model.spec.model_dump(exclude_none=True)
-    if isinstance(model, InfluenceProfile):
-        to_json = getattr(model, "to_json", None)
-        if not callable(to_json):
-            return model
-        data: dict[str, Any] = dict(to_json())
-        return data
-    if isinstance(model, Mapping):
-        data = dict(model)
-        if "format" in data:
-            profile_from_json(data, where="model")
-            return data
-        if "depth" in data:
-            return ModelSpec(**data).model_dump(exclude_none=True)
-        raise ValueError(
-            "an inline model must be a theory spec {'depth': ..., 'attn_share': ...} or a profile "
-            f"JSON object with 'format', got model={model!r}"
-        )
-    raise ValueError(
-        "model must be a preset name, a published curve (liu2023:<model>), a profile JSON path, "
-        "a ModelSpec or {'depth', 'attn_share'} spec, or an influence profile, "
-        f"got model={model!r} (presets: {', '.join(available_presets()[:5])}, ...)"
-    )
-
-
-@lru_cache(maxsize=64)
-def _named_profile(name: str) -> InfluenceProfile:
-    if name.lower().startswith(PUBLISHED_PREFIX):
-        return published_profile(name)
-    return TheoryProfile(ModelSpec.preset(name))
-
-
-def resolve_profile(model: ModelLike) -> InfluenceProfile:
-    """Turn what a caller passes as ``model=`` into a profile.
-
-    Accepts an :class:`InfluenceProfile`, a :class:`ModelSpec` or an inline ``{"depth", ...}``
-    spec, a profile JSON object, a preset name (``"llama-3.1-8b"``), a published curve
-    (``"liu2023:gpt-3.5-turbo"``) or the path of a profile JSON file (read again whenever the file
-    changes).
-    """
-    if isinstance(model, InfluenceProfile):
-        return model
-    if isinstance(model, ModelSpec):
-        return TheoryProfile(model)
-    ref = profile_ref(model)
-    if isinstance(ref, InfluenceProfile):
-        return ref
-    if isinstance(ref, dict):
-        if "format" in ref:
-            return profile_from_json(ref, where="model")
-        return TheoryProfile(ModelSpec(**ref))
-    if is_profile_path(ref):
-        return _file_profile(ref)
-    return _named_profile(ref)
-
-
-def _file_profile(path: str) -> InfluenceProfile:
-    """The profile in a file, read again whenever the file changes (its mtime or size)."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return load_profile(path)  # the loader raises its clear error
-    return _cached_file_profile(os.path.realpath(path), (stat.st_mtime_ns, stat.st_size))
-
-
-@lru_cache(maxsize=64)
-def _cached_file_profile(path: str, file_state: tuple[int, int]) -> InfluenceProfile:
-    return load_profile(path)
 
 
 class PlacementConfig(BaseModel):
@@ -189,7 +62,7 @@ class PlacementConfig(BaseModel):
         "('liu2023:<model>'), a profile JSON path, an inline {'depth', 'attn_share'} spec or an "
         "inline profile JSON object. ModelSpec and profile objects are stored in that form.",
     )
-    strategy: Strategy = Field(
+    strategy: StrategyName = Field(
         default="bookend",
         description="'bookend' (optimal under the profile), 'alternate' (best first, second best "
         "last, inwards) or 'relevance' (most relevant first).",
@@ -208,7 +81,7 @@ class PlacementConfig(BaseModel):
         description="None: maximise relevance times weight. A number c >= 0: chunks compete for "
         "the answer (each pulls by its share of relevance plus c), and placement maximises the "
         "expected share drawn from the right chunk, which keeps plausible runners-up "
-        "(near-duplicates, distractors) out of the heavy slots; see bookend.placement.",
+        "(near-duplicates, distractors) out of the heavy slots; see bookend.placement.competing.",
     )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     top_k: Count | None = Field(
@@ -244,10 +117,10 @@ class PlacementConfig(BaseModel):
         "describes the whole prompt on every call; False keeps the layout the other settings "
         "give.",
     )
-    lengths: LengthsMode = Field(
-        default="tokens",
-        description="'tokens': weigh chunks by their token lengths; 'equal': treat every chunk "
-        "as the same length (rank-only placement, no counting).",
+    equal_lengths: bool = Field(
+        default=False,
+        description="Treat every chunk as one token long (rank-only placement: nothing is "
+        "counted); False weighs chunks by their token lengths.",
     )
     tokenizer: str | None = Field(
         default=None,
@@ -255,7 +128,7 @@ class PlacementConfig(BaseModel):
         "Face tokenizer path; None counts about four characters a token.",
     )
     exact_max_k: Count = Field(
-        default=12,
+        default=EXACT_MAX_K,
         ge=0,
         le=20,
         description="Largest number of chunks placed by the exact dynamic programme.",
@@ -270,10 +143,6 @@ class PlacementConfig(BaseModel):
     def layout(self) -> Layout:
         """The prompt around the chunks, as configured (before any per-call question)."""
         return Layout(prefix_tokens=self.prefix_tokens, suffix_tokens=self.suffix_tokens)
-
-    def profile(self) -> InfluenceProfile:
-        """The profile ``model`` refers to (a file path is read now)."""
-        return resolve_profile(self.model)
 
     @classmethod
     def from_settings(cls, **settings: Any) -> PlacementConfig:
@@ -301,7 +170,3 @@ def validation_message(exc: ValidationError) -> str:
             message = str(err["msg"]).removeprefix("Value error, ")
             parts.append(f"{name}={value!r}: {message}")
     return "; ".join(parts)
-
-
-#: The settings of :class:`PlacementConfig`: the fields adapters mirror (with ``model``).
-PLACEMENT_OPTIONS: tuple[str, ...] = tuple(PlacementConfig.model_fields)

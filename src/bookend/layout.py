@@ -6,7 +6,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Layout"]
+__all__ = ["DEFAULT_SUFFIX_TOKENS", "Layout"]
+
+#: Prompt tokens after the chunks when the caller says nothing, everywhere a layout is implied:
+#: the model answers after the chunks, so the final token, which holds the theory's Recency
+#: Delta, is never a chunk's. With this default a theory profile weighs chunks front to back
+#: (most relevant first), the order measured best (``bench/RESULTS.md``, "Placement quality");
+#: ``0`` is the bookend view.
+DEFAULT_SUFFIX_TOKENS = 1
 
 
 @dataclass(frozen=True)
@@ -15,20 +22,20 @@ class Layout:
 
     Args:
         prefix_tokens: tokens before the first chunk (system prompt, instructions).
-        suffix_tokens: tokens after the last chunk (the question, the answer cue).
+        suffix_tokens: tokens after the last chunk (the question, the answer cue); defaults to
+            :data:`DEFAULT_SUFFIX_TOKENS`, the answer.
 
-    With ``0, 0`` (this class's default, the primitive) the chunks fill the analysed sequence, so
-    the final chunk holds the final token and with it the theory's Recency Delta: the weights form
-    a U (the bookend view). With a suffix, the delta falls on the suffix and, at initialisation,
-    chunk weights decrease from front to back. Placement (:class:`~bookend.PlacementConfig`)
-    defaults to ``suffix_tokens=1``: the answer always follows the chunks.
+    With the default the theory's Recency Delta falls after the chunks and, at initialisation,
+    chunk weights decrease from front to back. With ``suffix_tokens=0`` the chunks fill the
+    analysed sequence, so the final chunk holds the final token and with it the delta: the
+    weights form a U (the bookend view).
     """
 
     prefix_tokens: int = 0
-    suffix_tokens: int = 0
+    suffix_tokens: int = DEFAULT_SUFFIX_TOKENS
 
     def __post_init__(self) -> None:
-        # A plain frozen dataclass rather than a pydantic model: it is hashed on every call.
+        # A plain frozen dataclass rather than a pydantic model: placement builds one per call.
         for name in ("prefix_tokens", "suffix_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bookend.layout import Layout
-from bookend.profile import InfluenceProfile, TheoryProfile
+from bookend.profiles.base import InfluenceProfile
+from bookend.profiles.theory import TheoryProfile
 from bookend.theory import dead_zone
+from bookend.weighing import slot_weights
 
 if TYPE_CHECKING:
-    from bookend.result import Placement
+    from bookend.placement.result import Placement
 
-__all__ = ["matplotlib_available", "plot_placement"]
+__all__ = ["matplotlib_available", "plot_placement", "pyplot"]
 
 
 def matplotlib_available() -> bool:
@@ -26,7 +28,9 @@ def matplotlib_available() -> bool:
     return True
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, files only (the one entry point of every figure,
+    the lab's included)."""
     try:
         import matplotlib
     except ImportError:
@@ -58,7 +62,7 @@ def plot_placement(
         profile, n_slots, layout: what to draw without a placement.
         labels: per input index a short label for the bars.
     """
-    plt = _pyplot()
+    plt = pyplot()
     prof = placement.profile if placement is not None else profile
     if prof is None:
         raise ValueError("plot_placement needs a placement or a profile")
@@ -91,7 +95,7 @@ def plot_placement(
         names = [labels[i] if labels is not None else str(i) for i in placement.order]
     else:
         k = n_slots or 10
-        weights = prof.chunk_weights(np.ones(k), lay)
+        weights = slot_weights(prof, k, lay)
         rel = np.ones(k)
         names = [str(i) for i in range(k)]
     colours = plt.get_cmap("viridis")(rel / max(float(rel.max(initial=0.0)), 1e-12))

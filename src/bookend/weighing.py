@@ -31,20 +31,21 @@ density does not rise), so the most relevant chunk always lands first or last.
 
 A per-document profile (``profile.per_document``) weighs document slots: every chunk counts as one
 unit whatever its tokens, and whatever surrounds the chunks.
+
+A new rule is a name in :data:`WeightRule` and its divisors in :meth:`ChunkWeigher.build`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from bookend.arrays import FloatArray
 from bookend.layout import Layout
-from bookend.profile import InfluenceProfile
+from bookend.profiles.base import InfluenceProfile
 
 __all__ = [
     "DEFAULT_WEIGHT_RULE",
@@ -52,9 +53,10 @@ __all__ = [
     "ChunkWeigher",
     "WeightRule",
     "check_weight_rule",
+    "chunk_weights",
+    "slot_weights",
 ]
 
-IntArray: TypeAlias = npt.NDArray[np.int64]
 WeightRule: TypeAlias = Literal["slot", "mass", "anchored", "density"]
 WEIGHT_RULES: tuple[WeightRule, ...] = ("slot", "mass", "anchored", "density")
 #: Chosen by measurement (``python bench/weight_rules.py``; ``bench/RESULTS.md``): of the rules that
@@ -69,12 +71,13 @@ def check_weight_rule(rule: object) -> WeightRule:
     return rule
 
 
-@dataclass(frozen=True, eq=False)
-class ChunkWeigher:
+class ChunkWeigher(NamedTuple):
     """Weights of chunks in spans, under one profile, layout and rule (see the module docstring).
 
     Build it with :meth:`build`; every length and offset it takes and returns is in its frame
-    (tokens, or unit slots for a per-document profile or the ``slot`` rule).
+    (tokens, or unit slots for a per-document profile or the ``slot`` rule). An immutable record
+    (a named tuple: placement builds one per call, and a frozen dataclass costs several times as
+    much to build).
 
     Attributes:
         profile: the influence profile.
@@ -109,44 +112,46 @@ class ChunkWeigher:
 
         Args:
             profile: the influence profile.
-            lengths: per movable chunk its token count (> 0).
-            layout: tokens before and after the chunks.
+            lengths: per movable chunk its token count, positive and finite (checked where they
+                enter: :func:`bookend.inputs.validate_lengths`, :func:`chunk_weights`).
+            layout: tokens before and after the chunks (default :class:`~bookend.Layout`).
             rule: the weight rule.
             fixed: token lengths of a chunk fixed before and after the movable ones (a repeated
                 top chunk), 0 for none. They count in the mean length and, for a per-document
                 profile, as one slot each.
         """
         lens = np.asarray(lengths, dtype=np.float64)
-        # min > 0 fails for NaN too; a finite sum rules out infinities (two reductions, no scan).
-        total_length = float(lens.sum()) if lens.ndim == 1 else math.nan
-        if lens.ndim != 1 or (lens.size and not (lens.min() > 0 and math.isfinite(total_length))):
-            raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
-        lay = layout or Layout()
-        front, back = (float(f) for f in fixed)
-        count = lens.size + (front > 0) + (back > 0)
+        k = lens.size
+        total_length = float(np.add.reduce(lens))
+        front, back = fixed
+        count = k + (front > 0) + (back > 0)
         mean = (total_length + front + back) / count if count else 1.0
-        if profile.per_document or rule == "slot":
-            mean = 1.0 if profile.per_document else mean
-            lens = np.full(lens.size, mean)
-            total_length = mean * lens.size
+        per_document = profile.per_document
+        if per_document or rule == "slot":
+            if per_document:
+                mean = 1.0
+            lens = np.empty(k)
+            lens.fill(mean)
+            total_length = mean * k
             front, back = (mean if front > 0 else 0.0), (mean if back > 0 else 0.0)
-        if profile.per_document:
+        if per_document:
             prefix, suffix = front, back
         else:
+            lay = layout or Layout()
             prefix = lay.prefix_tokens + front
             suffix = lay.suffix_tokens + back
         # Under "slot" (and per-document profiles) every length already is the mean.
-        shared = lens if rule == "slot" else np.full(lens.size, mean)
+        shared = lens if rule == "slot" else np.full(k, mean)
         divisor = shared if rule == "mass" else lens
         point = shared if rule == "anchored" and profile.has_point_masses else None
         return cls(
-            profile=profile,
-            rule=rule,
-            lengths=lens,
-            prefix=float(prefix),
-            total=float(prefix + total_length + suffix),
-            continuous_divisor=divisor,
-            point_divisor=point,
+            profile,
+            rule,
+            lens,
+            float(prefix),
+            float(prefix + total_length + suffix),
+            divisor,
+            point,
         )
 
     def parts(self, offsets: FloatArray) -> tuple[FloatArray, FloatArray | None]:
@@ -200,18 +205,15 @@ class ChunkWeigher:
         point_mass = None if point is None else np.diff(point, axis=-1)
         return self.weights_from_mass(idx, np.diff(continuous, axis=-1), point_mass)
 
-    def objectives(self, orders: npt.ArrayLike, relevance: FloatArray) -> FloatArray:
-        """``sum_p relevance[o_p] · w_p`` per row of ``orders``."""
+    def objective(self, orders: npt.ArrayLike, relevance: FloatArray) -> FloatArray:
+        """The objective ``sum_p relevance[o_p] · w_p`` of each row of ``orders``: one value per
+        row of an ``(M, K)`` batch, a 0-d array for one order of shape ``(K,)``."""
         idx = np.asarray(orders, dtype=np.int64)
         if idx.shape[-1] == 0:
             return np.zeros(idx.shape[:-1])
         return np.asarray(
             np.sum(relevance[idx] * self.weights_of_orders(idx), axis=-1), dtype=np.float64
         )
-
-    def objective(self, order: npt.ArrayLike, relevance: FloatArray) -> float:
-        """``sum_p relevance[order[p]] · w_p`` for one order."""
-        return float(self.objectives(np.asarray(order, dtype=np.int64), relevance))
 
     @property
     def equal_lengths(self) -> bool:
@@ -220,3 +222,37 @@ class ChunkWeigher:
             return True  # every length was set to the mean
         lens = self.lengths
         return bool(lens.size == 0 or lens.min() == lens.max())
+
+
+def chunk_weights(
+    profile: InfluenceProfile,
+    lengths: npt.ArrayLike,
+    layout: Layout | None = None,
+    rule: WeightRule = DEFAULT_WEIGHT_RULE,
+) -> FloatArray:
+    """Weights of chunks of ``lengths`` laid end to end in the given order inside ``layout``
+    (default :class:`~bookend.Layout`), under ``rule``.
+
+    Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i`` in a
+    sequence of ``N = prefix + sum(l) + suffix`` tokens; the rule says how the mass
+    ``F(e_i / N) - F(s_i / N)`` becomes a weight (module docstring). With equal lengths every rule
+    gives the mean influence density, 1.0 being a uniform share.
+    """
+    lens = np.asarray(lengths, dtype=np.float64)
+    # min > 0 fails for NaN too; a finite sum rules out infinities (two reductions, no scan).
+    if lens.ndim != 1 or (
+        lens.size and not (np.minimum.reduce(lens) > 0 and math.isfinite(np.add.reduce(lens)))
+    ):
+        raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
+    weigher = ChunkWeigher.build(profile, lens, layout, check_weight_rule(rule))
+    return weigher.weights_of_orders(np.arange(lens.size))
+
+
+def slot_weights(
+    profile: InfluenceProfile, n_slots: int, layout: Layout | None = None
+) -> FloatArray:
+    """Weights of ``n_slots`` equal-length chunks (see :func:`chunk_weights`): the weight of each
+    document slot, which the default ``slot`` rule gives every chunk whatever its length."""
+    if n_slots < 0:
+        raise ValueError(f"n_slots must be >= 0, got n_slots={n_slots!r}")
+    return chunk_weights(profile, np.ones(n_slots), layout)

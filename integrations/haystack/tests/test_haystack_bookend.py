@@ -216,7 +216,7 @@ def test_changed_attributes_are_used_and_serialised() -> None:
     ],
 )
 def test_profile_objects_round_trip_through_dict_and_yaml(model: Any) -> None:
-    ranker = BookendRanker(model=model, top_k=6, lengths="equal", word_count_threshold=60)
+    ranker = BookendRanker(model=model, top_k=6, equal_lengths=True, word_count_threshold=60)
     data = ranker.to_dict()
     again = BookendRanker.from_dict(data)
     assert again.to_dict() == data

@@ -236,7 +236,7 @@ def test_model_copy_places_with_the_new_settings() -> None:
     ],
 )
 def test_dumpd_loads_round_trip_with_a_profile(model: Any) -> None:
-    reorder = BookendReorder(model=model, budget=60, top_k=5, lengths="equal")
+    reorder = BookendReorder(model=model, budget=60, top_k=5, equal_lengths=True)
     assert BookendReorder.is_lc_serializable()
     text = json.dumps(dumpd(reorder))
     again = loads(text, valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder])
@@ -278,4 +278,4 @@ def test_the_question_is_counted_per_call() -> None:
 
 def test_equal_lengths_switch() -> None:
     docs = _scored()
-    assert BookendReorder(lengths="equal").invoke(docs) == _core(docs, lengths="equal")
+    assert BookendReorder(equal_lengths=True).invoke(docs) == _core(docs, equal_lengths=True)

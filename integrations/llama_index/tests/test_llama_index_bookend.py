@@ -258,7 +258,7 @@ def test_assigned_settings_are_used_and_checked() -> None:
     ],
 )
 def test_to_dict_from_dict_to_json_with_a_profile_object(model: Any) -> None:
-    post = BookendNodePostprocessor(model=model, top_k=5, lengths="equal")
+    post = BookendNodePostprocessor(model=model, top_k=5, equal_lengths=True)
     data = post.to_dict()
     again = BookendNodePostprocessor.from_dict(data)
     assert again.to_dict() == data

@@ -51,17 +51,19 @@ def bookend_strategy(
     """``bookend`` placement with ``model`` (a preset, spec, profile or profile path) and the
     default settings, or with every setting of a :class:`~bookend.PlacementConfig`.
 
-    ``rank_only=True`` hides the token lengths (every chunk counts as one equal slot), so bookend
-    sorts chunks by relevance into slots by weight.
+    ``rank_only=True`` places with the setting ``equal_lengths`` (every chunk counts as one equal
+    slot), so bookend sorts chunks by relevance into slots by weight.
     """
     placer: bookend.Bookend[int] = (
         bookend.Bookend.from_config(model)
         if isinstance(model, bookend.PlacementConfig)
         else bookend.Bookend(model)
     )
+    if rank_only:
+        placer = placer.with_settings(equal_lengths=True)
 
     def order(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
-        seen = [1.0] * len(lengths) if rank_only else list(lengths)
+        seen = None if rank_only else list(lengths)
         return list(placer.place(list(range(len(scores))), list(scores), lengths=seen).order)
 
     return order

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import bookend
-from bookend import FittedProfile, TabulatedProfile, load_profile
+from bookend import FittedProfile, load_profile
 from bookend.lab.cli import register
 
 
@@ -53,7 +53,7 @@ def test_calibrate_writes_fitted_profile_slot_table_and_outcomes(measured: Path)
     assert all(c["items"] == 2 for c in data["cells"])
     assert data["families"] == ["access_code"]
     assert data["seed"] == 0
-    table = TabulatedProfile.load(measured / "fitted-slots.json")
+    table = bookend.load_profile(measured / "fitted-slots.json")
     assert table.kind == "slot"
     assert len(table.weights) == 3  # the largest fitted K
     assert len(table.metadata["cells"]) == 4
@@ -99,7 +99,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
         "K=3 filler 0-0": 3,
         "K=3 filler 1-2": 3,
     }
-    assert len(TabulatedProfile.load(measured / "table.json").weights) == 2
+    assert len(bookend.load_profile(measured / "table.json").weights) == 2
     assert isinstance(load_profile(out), FittedProfile)
 
 

@@ -15,7 +15,6 @@ import pytest
 from scipy.stats import spearmanr
 
 import bookend
-from bookend import TabulatedProfile
 from bookend.lab import deps
 from bookend.lab.cli import register
 
@@ -60,7 +59,7 @@ def test_validate_writes_report_plot_and_profile(
     assert args.func(args) == 0
     data = json.loads(report.read_text())
     assert len(data["measured"]) == 32
-    saved = TabulatedProfile.load(prof)
+    saved = bookend.load_profile(prof)
     np.testing.assert_allclose(
         np.asarray(saved.weights) / sum(saved.weights), data["measured"], rtol=1e-9
     )

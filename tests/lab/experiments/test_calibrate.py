@@ -11,7 +11,6 @@ import pytest
 import torch
 
 import bookend
-from bookend import TabulatedProfile
 from bookend.lab import deps
 from bookend.lab.experiments.calibrate import measure_outcomes
 from bookend.lab.fitting.slots import slot_profile, summarise
@@ -43,7 +42,7 @@ def test_calibration_runs_end_to_end_and_writes_a_loadable_profile(
     np.testing.assert_allclose(result.accuracy_ci, expected_ci)
     profile = slot_profile(result, metric="candidate_prob", label="tiny", metadata={})
     path = profile.save(tmp_path / "slots.json")
-    loaded = TabulatedProfile.load(path)
+    loaded = bookend.load_profile(path)
     assert loaded.kind == "slot"
     assert len(loaded.weights) == 3
     np.testing.assert_allclose(

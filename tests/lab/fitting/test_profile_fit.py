@@ -96,7 +96,7 @@ def test_mle_tells_a_window_from_no_window() -> None:
 def test_lsq_recovers_a_position_profile() -> None:
     n = 512
     edges = np.arange(n + 1, dtype=np.float64)
-    mass = TRUE.span_mass(edges[:-1], edges[1:], float(n))
+    mass = TRUE.span_mass_at_tokens(edges[:-1], edges[1:], float(n))
     noise = np.exp(np.random.default_rng(0).normal(0.0, 0.1, n))
     measured = TabulatedProfile(weights=tuple(mass * noise), kind="position", label="sim")
     fitted = fit_position_profile(measured)

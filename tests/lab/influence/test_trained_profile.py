@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import bookend
-from bookend import TabulatedProfile
 from bookend.lab.influence.runner import measure_trained, measured_profile
 from bookend.lab.influence.text import bundled_text, hashed_word_ids, token_windows
 from bookend.lab.models.local import load_trained
@@ -22,7 +21,7 @@ def test_saved_model_loads_and_measures_a_usable_profile(saved_model: Path, tmp_
     assert measurement.samples.shape == (2, 48)
     profile = measured_profile(measurement, label="tiny", metadata={"n": 48})
     path = profile.save(tmp_path / "profile.json")
-    assert TabulatedProfile.load(path).kind == "position"
+    assert bookend.load_profile(path).kind == "position"
     placement = bookend.reorder(["a", "b", "c", "d"], [0.9, 0.1, 0.5, 0.3], model=str(path))
     assert sorted(placement.order) == [0, 1, 2, 3]
 

@@ -12,13 +12,8 @@ from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransfo
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from bookend import (
-    SLOT_KEY,
-    WEIGHT_KEY,
-    AdapterConfig,
-    Placement,
-    first_slot_annotations,
-)
+from bookend import Placement
+from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
 from bookend.config import validation_message
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
@@ -46,7 +41,7 @@ class BookendReorder(
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``lengths``,
+    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
     ``tokenizer``, ``exact_max_k``), checked at construction, by ``loads`` and by
     ``model_copy(update=...)`` (pydantic's own skips validation; this one does not); unknown
     settings raise. Each call places with the settings as they are then, so
@@ -56,7 +51,7 @@ class BookendReorder(
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
     callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
     local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
-    are those of :class:`bookend.AdapterConfig`.
+    are those of :class:`bookend.adapters.AdapterConfig`.
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata (a key
     holding ``None`` counts as absent). If every document has one, the scores decide

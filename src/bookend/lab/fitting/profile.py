@@ -41,8 +41,9 @@ from scipy.optimize import least_squares, minimize
 
 from bookend import FittedProfile, InfluenceProfile, TabulatedProfile
 from bookend.arrays import FloatArray
-from bookend.fitted import PARAMETERS
 from bookend.lab.fitting.outcomes import SlotOutcome
+from bookend.profiles.fitted import PARAMETERS
+from bookend.weighing import slot_weights
 
 __all__ = [
     "OutcomeFit",
@@ -128,7 +129,7 @@ def log_influence(profile: InfluenceProfile, outcomes: Sequence[SlotOutcome]) ->
     if profile.per_document:
         out = np.empty(len(outcomes))
         for k in {o.n_docs for o in outcomes}:
-            weights = profile.slot_weights(k)
+            weights = slot_weights(profile, k)
             for i, o in enumerate(outcomes):
                 if o.n_docs == k:
                     out[i] = math.log(max(float(weights[o.slot]), _TINY))
@@ -138,7 +139,7 @@ def log_influence(profile: InfluenceProfile, outcomes: Sequence[SlotOutcome]) ->
         for f in ("gold_start", "gold_end", "n_tokens")
     )
     if isinstance(profile, FittedProfile):
-        mass = profile.span_mass(s, e, n)
+        mass = profile.span_mass_at_tokens(s, e, n)
     else:
         mass = np.array(
             [
@@ -247,7 +248,7 @@ def fit_outcomes(
     reference = float(np.median(n))
 
     def nll(theta: FloatArray) -> float:
-        mass = _profile(theta[:_SHAPE], reference).span_mass(s, e, n)
+        mass = _profile(theta[:_SHAPE], reference).span_mass_at_tokens(s, e, n)
         eta = theta[_SHAPE:][cell_index] + np.log(np.maximum(mass * n / (e - s), _TINY))
         return -float(bernoulli_log_likelihood(eta, y).sum())
 
@@ -362,7 +363,7 @@ def fit_position_profile(
     edges = np.arange(n, dtype=np.float64)
 
     def residuals(theta: FloatArray) -> FloatArray:
-        mass = _profile(theta, float(n)).span_mass(edges[:-1], edges[1:], float(n))
+        mass = _profile(theta, float(n)).span_mass_at_tokens(edges[:-1], edges[1:], float(n))
         q = np.maximum(mass, _TINY)
         return np.asarray(np.log(q[keep] / q.sum()) - target, dtype=np.float64)
 

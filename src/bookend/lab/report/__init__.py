@@ -7,6 +7,6 @@
 - :mod:`~bookend.lab.report.calibration`: the ``bookend calibrate`` report and its terminal lines.
 - :mod:`~bookend.lab.report.influence`: the ``bookend validate`` terminal summary.
 - :mod:`~bookend.lab.report.cells`: the Markdown tables' cells.
-- :mod:`~bookend.lab.report.figures`: every PNG figure.
-- :mod:`~bookend.lab.report.pyplot`: the one matplotlib entry point.
+- :mod:`~bookend.lab.report.figures`: every PNG figure (through the one matplotlib entry point,
+  :func:`bookend.plot.pyplot`).
 """

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from bookend.lab.fitting.theory import theory_bins
-from bookend.lab.report.pyplot import pyplot
 from bookend.lab.stats import wilson_interval
+from bookend.plot import pyplot
 from bookend.theory import dead_zone
 
 __all__ = [

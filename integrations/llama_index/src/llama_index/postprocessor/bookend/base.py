@@ -16,7 +16,8 @@ from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRan
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from bookend import SLOT_KEY, WEIGHT_KEY, AdapterConfig, Placement, first_slot_annotations
+from bookend import Placement
+from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
 from bookend.config import validation_message
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
@@ -35,7 +36,7 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``lengths``,
+    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
     ``tokenizer``, ``exact_max_k``), checked at construction, on assignment, by ``from_dict`` /
     ``from_json`` and by ``model_copy(update=...)`` (pydantic's own skips validation; this one
     does not); unknown settings raise. Each call places with the settings as they are then; with
@@ -43,7 +44,7 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict``
     / ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
     ``source_key``, ``token_counter`` and ``annotate`` are those of
-    :class:`bookend.AdapterConfig`.
+    :class:`bookend.adapters.AdapterConfig`.
 
     Relevance comes from ``NodeWithScore.score``: higher is better, or lower with
     ``distance=True`` (vector stores that return distances). If any node's score is ``None``, the

@@ -14,22 +14,21 @@ from bookend import (
     DEFAULT_MODEL,
     DEFAULT_SUFFIX_TOKENS,
     DEFAULT_WEIGHT_RULE,
-    PLACEMENT_OPTIONS,
-    SLOT_KEY,
-    WEIGHT_KEY,
+    EXACT_MAX_K,
     Bookend,
-    LengthsMode,
     ModelLike,
     Placement,
     PlacementConfig,
-    PlacerCache,
-    Strategy,
+    StrategyName,
     WeightRule,
+    adapters,
     relevance_from_scores,
-    slot_annotations,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
+
+SLOT_KEY, WEIGHT_KEY = adapters.SLOT_KEY, adapters.WEIGHT_KEY
+PLACEMENT_OPTIONS = adapters.PLACEMENT_OPTIONS
 
 
 @component
@@ -84,7 +83,7 @@ class BookendRanker:
         suffix_tokens: prompt tokens after the documents (besides the query with
             ``count_question``); the default 1 stands for the answer (``bookend.PlacementConfig``).
         count_question: add the tokens of ``run(query=...)`` to ``suffix_tokens`` on each call.
-        lengths: ``"tokens"`` or ``"equal"`` (rank-only placement).
+        equal_lengths: treat every document as one token long (rank-only placement).
         tokenizer: a tiktoken encoding name or a local Hugging Face tokenizer path; ``None``
             counts about four characters a token.
         source_key: ``meta`` key of a source; documents sharing a value keep their input order.
@@ -103,7 +102,7 @@ class BookendRanker:
         budget: int | None = None,
         word_count_threshold: int | None = None,
         model: ModelLike = DEFAULT_MODEL,
-        strategy: Strategy = "bookend",
+        strategy: StrategyName = "bookend",
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         competition: float | None = None,
         distance: bool = False,
@@ -111,10 +110,10 @@ class BookendRanker:
         prefix_tokens: int = 0,
         suffix_tokens: int = DEFAULT_SUFFIX_TOKENS,
         count_question: bool = False,
-        lengths: LengthsMode = "tokens",
+        equal_lengths: bool = False,
         tokenizer: str | None = None,
         source_key: str | None = None,
-        exact_max_k: int = 12,
+        exact_max_k: int = EXACT_MAX_K,
         annotate: bool = False,
     ) -> None:
         _check_own_settings(word_count_threshold, source_key, annotate)
@@ -122,7 +121,7 @@ class BookendRanker:
         config = PlacementConfig.from_settings(**{name: given[name] for name in PLACEMENT_OPTIONS})
         # Plain attributes, read on every run: a setting changed later is used by the next run.
         self.model = config.model
-        self.strategy: Strategy = config.strategy
+        self.strategy: StrategyName = config.strategy
         self.weight_rule: WeightRule = config.weight_rule
         self.competition = config.competition
         self.distance = config.distance
@@ -132,13 +131,13 @@ class BookendRanker:
         self.prefix_tokens = config.prefix_tokens
         self.suffix_tokens = config.suffix_tokens
         self.count_question = config.count_question
-        self.lengths: LengthsMode = config.lengths
+        self.equal_lengths = config.equal_lengths
         self.tokenizer = config.tokenizer
         self.exact_max_k = config.exact_max_k
         self.word_count_threshold = word_count_threshold
         self.source_key = source_key
         self.annotate = annotate
-        self._placers: PlacerCache[Document] = PlacerCache(_content, _meta_value)
+        self._placers: adapters.PlacerCache[Document] = adapters.PlacerCache(_content, _meta_value)
 
     def _settings(self, **overrides: Any) -> dict[str, Any]:
         settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
@@ -200,10 +199,10 @@ class BookendRanker:
         placer = self.placer(top_k, budget, query)
         docs = self._deduplicate(documents)
         # LostInTheMiddleRanker takes the input order as the relevance order; so does alternate.
-        scores = None if placer.strategy == "alternate" else [doc.score for doc in docs]
+        scores = None if placer.config.strategy == "alternate" else [doc.score for doc in docs]
         words = word_count_threshold or self.word_count_threshold
         if words is not None:
-            docs, scores = self._within_words(docs, scores, placer.top_k, words)
+            docs, scores = self._within_words(docs, scores, placer.config.top_k, words)
         return placer.place(docs, scores)
 
     @component.output_types(documents=list[Document])
@@ -236,7 +235,7 @@ class BookendRanker:
         """
         placement = self.place(documents, top_k, budget, query, word_count_threshold)
         if self.annotate:
-            annotations = slot_annotations(placement)
+            annotations = adapters.slot_annotations(placement)
             return {
                 "documents": [
                     replace(doc, meta={**doc.meta, **annotation})

@@ -9,20 +9,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend import Bookend, Layout, PlacementConfig, TabulatedProfile, reorder
-from bookend.placement import answer_shares, competing_order, optimal_order
-from bookend.profile import InfluenceProfile
+from bookend import Bookend, InfluenceProfile, Layout, PlacementConfig, TabulatedProfile, reorder
+from bookend.placement.competing import answer_shares, competing_order
+from bookend.placement.problem import Problem
+from bookend.placement.strategies import optimal_order
 from bookend.weighing import ChunkWeigher, WeightRule
-from tests.test_placement import LAYOUTS, PROFILES
+from tests.core.placement.test_optimisers import LAYOUTS, PROFILES
 
-Problem = tuple[np.ndarray, np.ndarray, InfluenceProfile, Layout, WeightRule]
+Case = tuple[np.ndarray, np.ndarray, InfluenceProfile, Layout, WeightRule]
 competitions = st.sampled_from([0.0, 0.01, 0.1, 0.5, 3.0])
 
 
 @st.composite
 def problems(
     draw: st.DrawFn, max_k: int = 6, rules: tuple[WeightRule, ...] = ("slot", "mass")
-) -> Problem:
+) -> Case:
     k = draw(st.integers(min_value=2, max_value=max_k))
     rel = np.array(draw(st.lists(st.floats(0, 1), min_size=k, max_size=k)))
     lens = np.array(draw(st.lists(st.integers(1, 500), min_size=k, max_size=k)), dtype=float)
@@ -38,22 +39,22 @@ def _best_share(rel: np.ndarray, weigher: ChunkWeigher, c: float) -> float:
 
 
 @given(problems(), competitions)
-def test_competing_order_matches_brute_force(problem: Problem, c: float) -> None:
+def test_competing_order_matches_brute_force(problem: Case, c: float) -> None:
     """Exact for the rules whose total weight no order changes (every Dinkelbach step exact)."""
     rel, lens, profile, layout, rule = problem
     weigher = ChunkWeigher.build(profile, lens, layout, rule)
-    order = competing_order(rel, weigher, c)
+    order = competing_order(Problem(rel, weigher, competition=c))
     assert sorted(order.tolist()) == list(range(rel.size))
     got = float(answer_shares(order, rel, weigher, c))
     assert got == pytest.approx(_best_share(rel, weigher, c), rel=1e-9, abs=1e-12)
 
 
 @given(problems(max_k=14, rules=("slot", "mass", "anchored", "density")), competitions)
-def test_competing_order_is_never_worse_than_the_linear_order(problem: Problem, c: float) -> None:
+def test_competing_order_is_never_worse_than_the_linear_order(problem: Case, c: float) -> None:
     rel, lens, profile, layout, rule = problem
     weigher = ChunkWeigher.build(profile, lens, layout, rule)
-    linear = optimal_order(rel, lens, profile, layout, rule=rule)
-    order = optimal_order(rel, lens, profile, layout, rule=rule, competition=c)
+    linear = optimal_order(Problem.build(rel, lens, profile, layout, rule=rule))
+    order = optimal_order(Problem.build(rel, lens, profile, layout, rule=rule, competition=c))
     assert sorted(order.tolist()) == list(range(rel.size))
     got = float(answer_shares(order, rel, weigher, c))
     assert got >= float(answer_shares(linear, rel, weigher, c)) * (1 - 1e-9)
@@ -62,8 +63,8 @@ def test_competing_order_is_never_worse_than_the_linear_order(problem: Problem, 
 def test_a_large_competition_gives_the_linear_order() -> None:
     scores = [0.9, 0.85, 0.8, 0.3, 0.2, 0.1, 0.05]
     for model in ("smollm2-135m", "llama-3.1-8b"):
-        linear = reorder(list(range(7)), scores, model=model, lengths="equal")
-        many = reorder(list(range(7)), scores, model=model, lengths="equal", competition=1e6)
+        linear = reorder(list(range(7)), scores, model=model, equal_lengths=True)
+        many = reorder(list(range(7)), scores, model=model, equal_lengths=True, competition=1e6)
         assert many.order == linear.order
 
 
@@ -73,8 +74,8 @@ def test_competition_keeps_plausible_runners_up_out_of_heavy_slots() -> None:
     irrelevant chunks take the other heavy slots."""
     profile = TabulatedProfile(weights=(4.0, 1.0, 1.0, 1.0, 1.0, 4.0), kind="slot")
     scores = [1.0, 0.7, 0.7, 0.0, 0.0, 0.0]
-    linear = reorder(list(range(6)), scores, model=profile, lengths="equal")
-    competing = reorder(list(range(6)), scores, model=profile, lengths="equal", competition=0.05)
+    linear = reorder(list(range(6)), scores, model=profile, equal_lengths=True)
+    competing = reorder(list(range(6)), scores, model=profile, equal_lengths=True, competition=0.05)
     assert {linear.order[0], linear.order[-1]} & {1, 2}
     assert 0 in (competing.order[0], competing.order[-1])
     assert not {competing.order[0], competing.order[-1]} & {1, 2}
@@ -100,10 +101,10 @@ def test_bad_competition_names_the_setting(bad: object) -> None:
         Bookend(competition=bad)
     weigher = ChunkWeigher.build(PROFILES[0], np.ones(3), Layout(), "slot")
     with pytest.raises(ValueError, match="competition"):
-        competing_order(np.ones(3), weigher, bad)  # type: ignore[arg-type]
+        competing_order(Problem(np.ones(3), weigher, competition=bad))  # type: ignore[arg-type]
 
 
 def test_competition_round_trips_through_the_config() -> None:
     config = PlacementConfig(competition=0.05)
     assert PlacementConfig.model_validate_json(config.model_dump_json()) == config
-    assert Bookend.from_config(config).competition == 0.05
+    assert Bookend.from_config(config).config.competition == 0.05

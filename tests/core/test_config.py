@@ -13,12 +13,21 @@ from typing import Any
 import pytest
 
 import bookend
-from bookend import Bookend, ModelSpec, PlacementConfig, TabulatedProfile, TheoryProfile
-from bookend.config import profile_ref
+from bookend import (
+    Bookend,
+    ModelSpec,
+    PlacementConfig,
+    TabulatedProfile,
+    TheoryProfile,
+    resolve_profile,
+)
+from bookend.adapters import PLACEMENT_OPTIONS
+from bookend.profiles.io import profile_ref
+from bookend.weighing import slot_weights
 
 SLOTS = TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured")
 FITTED = bookend.load_profile(
-    Path(__file__).resolve().parents[1] / "bench/validator/smollm2-135m-fitted-profile.json"
+    Path(__file__).resolve().parents[2] / "bench/validator/smollm2-135m-fitted-profile.json"
 )
 
 
@@ -35,11 +44,11 @@ FITTED = bookend.load_profile(
     ],
 )
 def test_config_round_trips_through_json(model: Any) -> None:
-    config = PlacementConfig(model=model, strategy="relevance", top_k=5, lengths="equal")
+    config = PlacementConfig(model=model, strategy="relevance", top_k=5, equal_lengths=True)
     text = config.model_dump_json()
     again = PlacementConfig.model_validate(json.loads(text))
     assert again == config
-    assert again.profile() == config.profile()
+    assert resolve_profile(again.model) == resolve_profile(config.model)
     if not isinstance(model, str):
         assert isinstance(config.model, dict)  # stored in its serialisable form
 
@@ -49,17 +58,17 @@ def test_a_path_is_stored_not_read(tmp_path: Path) -> None:
     config = PlacementConfig(model=path)
     assert config.model == str(path)
     with pytest.raises(ValueError, match="not found"):
-        config.profile()
+        resolve_profile(config.model)
     SLOTS.save(path)
-    assert config.profile() == SLOTS
+    assert resolve_profile(config.model) == SLOTS
     TabulatedProfile(weights=(1.0, 2.0), kind="slot").save(path)
-    assert config.profile().slot_weights(2)[1] > 1  # a rewritten file is read again
+    assert slot_weights(resolve_profile(config.model), 2)[1] > 1  # a rewritten file is read again
 
 
 def test_every_field_is_described() -> None:
     for name, field in PlacementConfig.model_fields.items():
         assert field.description, name
-    assert set(bookend.PLACEMENT_OPTIONS) == set(PlacementConfig.model_fields)
+    assert set(PLACEMENT_OPTIONS) == set(PlacementConfig.model_fields)
 
 
 @pytest.mark.parametrize(
@@ -72,6 +81,7 @@ def test_every_field_is_described() -> None:
         ({"budget": True}, "budget=True"),
         ({"top_k": 0}, "top_k=0"),
         ({"lengths": "chars"}, "lengths='chars'"),
+        ({"equal_lengths": "sometimes"}, "equal_lengths='sometimes'"),
         ({"model": 12}, "model=12"),
         ({"model": {"layers": 3}}, "an inline model must be"),
         ({"model": {"depth": 0}}, "model.depth=0: Input should be greater than or equal to 1"),
@@ -107,8 +117,8 @@ def test_equal_lengths_setting_ignores_token_lengths() -> None:
     chunks = ["a " * 400, "b", "c " * 50, "d"]
     scores = [0.9, 0.8, 0.3, 0.1]
     rank_only = bookend.reorder(chunks, scores, lengths=[1, 1, 1, 1])
-    assert bookend.reorder(chunks, scores, lengths="equal").order == rank_only.order
-    assert Bookend(lengths="equal").place(chunks, scores).order == rank_only.order
+    assert bookend.reorder(chunks, scores, equal_lengths=True).order == rank_only.order
+    assert Bookend(equal_lengths=True).place(chunks, scores).order == rank_only.order
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The public reorder API: behaviour, options and bad input."""
+"""The placing API (``reorder``, ``Bookend``): behaviour, options and bad input."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import bookend
 from bookend import Bookend, ModelSpec, reorder
+from bookend.weighing import chunk_weights
 
 texts = st.lists(st.text(min_size=1, max_size=300), min_size=0, max_size=16)
 
@@ -241,5 +242,33 @@ def test_weights_are_computed_on_first_read() -> None:
     placement = reorder(["aa", "bbbbbbbb", "c"], [0.2, 0.9, 0.5])
     assert "weights" not in vars(placement)
     lengths = placement.lengths[list(placement.order)]
-    expected = placement.profile.chunk_weights(lengths, placement.layout)
+    expected = chunk_weights(placement.profile, lengths, placement.layout)
     np.testing.assert_allclose(placement.weights, expected)
+
+
+def test_a_placer_is_immutable_and_with_settings_returns_another() -> None:
+    placer: Bookend[str] = Bookend()
+    items, scores = list("abcde"), [0.5, 0.4, 0.3, 0.2, 0.1]
+    for name, value in (("model", "liu2023:gpt-3.5-turbo"), ("top_k", 0), ("config", None)):
+        with pytest.raises(AttributeError, match=rf"with_settings\({name}=") as info:
+            setattr(placer, name, value)
+        assert "\n" not in str(info.value)
+    assert placer.place(items, scores).order == (0, 1, 2, 3, 4)
+    measured = placer.with_settings(model="liu2023:mpt-30b-instruct", top_k=3)
+    assert measured.config.model == "liu2023:mpt-30b-instruct"
+    assert measured.profile.name == "liu2023:mpt-30b-instruct"
+    assert measured.place(items, scores).dropped == (3, 4)
+    assert placer.config.top_k is None  # the original is unchanged
+    with pytest.raises(ValueError, match="top_k=0"):
+        placer.with_settings(top_k=0)
+    with pytest.raises(ValueError, match="unknown setting topk=3"):
+        placer.with_settings(topk=3)
+
+
+def test_with_settings_keeps_how_items_are_read() -> None:
+    items = [{"t": "x" * 400, "doc": "A"}, {"t": "y" * 4, "doc": "B"}, {"t": "z" * 40, "doc": "A"}]
+    placer: Bookend[dict[str, str]] = Bookend(text="t", source="doc")
+    again = placer.with_settings(strategy="relevance")
+    placement = again.place(items, [0.1, 0.9, 0.5])
+    assert placement.lengths.tolist() == [100.0, 1.0, 10.0]
+    assert placement.order.index(0) < placement.order.index(2)  # source A keeps its order

@@ -25,11 +25,14 @@ Because the window is in tokens, :meth:`FittedProfile.cdf_at_tokens` is the prof
 evaluates it at the documented ``reference_tokens`` (the median length of the sequences it was
 fitted on). It is a token-level profile; its density is not monotone.
 
-Fits live in the validate extra (:mod:`bookend.lab.fitting.profile`); this module needs only
-NumPy and SciPy. A profile that ``bookend calibrate`` fitted describes the documents block of its
-prompts (offsets from the first document; ``metadata["frame"]`` says so), so place with the
-chunks filling the sequence, the default ``Layout``; a profile fitted to a Jacobian profile
-(``bookend validate --fitted-out``) describes the whole measured sequence.
+Fits live in the lab (:mod:`bookend.lab.fitting.profile`: ``bookend calibrate``, ``bookend
+validate --fitted-out``); this module needs only NumPy and SciPy. A profile that ``bookend
+calibrate`` fitted describes the documents block of its prompts (offsets from the first document
+to the end of the last; ``metadata["frame"]`` says so): the layout that matches that frame is
+``Layout(suffix_tokens=0)``, the chunks filling the sequence. Placement's default layout adds one
+answer token after the chunks (``suffix_tokens=1``), which then takes about ``w_r / tau`` of the
+mass from the last chunk. A profile fitted to a Jacobian profile (``bookend validate
+--fitted-out``) describes the whole measured sequence.
 """
 
 from __future__ import annotations
@@ -43,13 +46,12 @@ import numpy as np
 import numpy.typing as npt
 
 from bookend.arrays import FloatArray
-from bookend.profile import PROFILE_FORMAT, StoredProfile
+from bookend.profiles.base import PROFILE_FORMAT, PROFILE_VERSION, StoredProfile, check_header
 from bookend.theory import poisson_cdf
 
-__all__ = ["FITTED_KIND", "FITTED_VERSION", "PARAMETERS", "FittedProfile"]
+__all__ = ["FITTED_KIND", "PARAMETERS", "FittedProfile"]
 
 FITTED_KIND = "fitted"
-FITTED_VERSION = 1
 PARAMETERS = ("lam", "tau_tokens", "primacy_mass", "recency_mass", "floor_mass")
 
 
@@ -138,7 +140,7 @@ class FittedProfile(StoredProfile):
             raise ValueError(f"offsets must lie in [0, total={total!r}], got offsets={offsets!r}")
         return self._cdf(np.where(x >= 1.0 - 1e-12, 1.0, np.maximum(x, 0.0)), n)
 
-    def span_mass(
+    def span_mass_at_tokens(
         self, starts: npt.ArrayLike, ends: npt.ArrayLike, totals: npt.ArrayLike
     ) -> FloatArray:
         """Mass ``F(e; N) - F(s; N)`` of token spans ``[s, e)``, each in its own sequence of
@@ -172,7 +174,7 @@ class FittedProfile(StoredProfile):
         return {
             "format": PROFILE_FORMAT,
             "kind": FITTED_KIND,
-            "version": FITTED_VERSION,
+            "version": PROFILE_VERSION,
             "label": self.label,
             "parameters": {
                 "lam": self.lam,
@@ -187,21 +189,11 @@ class FittedProfile(StoredProfile):
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FittedProfile:
-        """Build from the object written by :meth:`to_json`, checking format, kind and version."""
-        if data.get("format") != PROFILE_FORMAT or data.get("kind") != FITTED_KIND:
-            raise ValueError(
-                f"not a fitted bookend profile: format={data.get('format')!r}, "
-                f"kind={data.get('kind')!r} (expected {PROFILE_FORMAT!r}, {FITTED_KIND!r})"
-            )
-        version = data.get("version")
-        if version != FITTED_VERSION:
-            raise ValueError(
-                f"unsupported fitted profile version={version!r} "
-                f"(this bookend reads {FITTED_VERSION})"
-            )
+    def from_json(cls, data: object, *, where: str = "profile") -> FittedProfile:
+        """Build from the object written by :meth:`to_json`, its header checked first."""
+        fitted = check_header(data, where=where, kind=FITTED_KIND)
         params, errors, metadata = (
-            data.get(key, {}) for key in ("parameters", "standard_errors", "metadata")
+            fitted.get(key, {}) for key in ("parameters", "standard_errors", "metadata")
         )
         for key, value in (("parameters", params), ("standard_errors", errors)):
             if not isinstance(value, Mapping):
@@ -224,7 +216,7 @@ class FittedProfile(StoredProfile):
             recency_mass=params["recency_mass"],
             floor_mass=params["floor_mass"],
             reference_tokens=params["reference_tokens"],
-            label=str(data.get("label", "fitted")),
+            label=str(fitted.get("label", "fitted")),
             standard_errors={str(k): float(v) for k, v in errors.items()},
             metadata=dict(metadata),
         )

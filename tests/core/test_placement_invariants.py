@@ -1,7 +1,9 @@
-"""The placement keeps its promise: no short-chunk pull, and the core's known holes stay closed.
+"""Placement invariants: the best chunk stays at an end, no chunk gains weight by being shorter,
+and the core's known holes stay closed (repeat_top with a budget and sources, checked lengths and
+scores, scale invariance, caches that do not grow per call).
 
-Each test here failed on the release before the ``mass`` weight rule (issue "Placement that keeps
-its promise"); the cases are the reproductions from that issue.
+Each test here failed on the release before the ``mass`` weight rule; the cases are the
+reproductions that led to it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from bookend import (
     reorder,
     resolve_profile,
 )
-from bookend.weighing import WEIGHT_RULES, ChunkWeigher
+from bookend.weighing import WEIGHT_RULES, ChunkWeigher, slot_weights
 
 END_HEAVY: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
@@ -86,8 +88,9 @@ def test_no_chunk_gains_weight_by_being_shorter(
         return
     shorter = list(lengths)
     shorter[which] -= shorter_by
-    before = ChunkWeigher.build(profile, lengths, rule=rule).weights_of_orders(range(len(lengths)))
-    after = ChunkWeigher.build(profile, shorter, rule=rule).weights_of_orders(range(len(lengths)))
+    view = Layout(suffix_tokens=0)  # the chunks fill the sequence: the final one holds the delta
+    before = ChunkWeigher.build(profile, lengths, view, rule).weights_of_orders(range(len(lengths)))
+    after = ChunkWeigher.build(profile, shorter, view, rule).weights_of_orders(range(len(lengths)))
     # Shortening one chunk shortens the mean too, so compare its share of the total weight.
     assert after[which] / after.sum() <= before[which] / before.sum() + 1e-12
 
@@ -109,7 +112,7 @@ def test_default_puts_the_best_chunk_in_the_heaviest_equal_slot_whatever_the_len
     longer or shorter than the rest."""
     profile = END_HEAVY[0]
     for suffix in (0, DEFAULT_SUFFIX_TOKENS):
-        heaviest = int(np.argmax(profile.slot_weights(5, Layout(suffix_tokens=suffix))))
+        heaviest = int(np.argmax(slot_weights(profile, 5, Layout(suffix_tokens=suffix))))
         for lengths in ([800, 20, 20, 20, 20], [20, 800, 800, 800, 800], [20, 30, 800, 40, 50]):
             scores = [0.9, 0.5, 0.4, 0.3, 0.2]
             placement = reorder(list(range(5)), scores, lengths=lengths, suffix_tokens=suffix)
@@ -133,7 +136,7 @@ def test_explain_states_the_rule() -> None:
         reorder(["a"], weight_rule="tokens")  # type: ignore[arg-type]
 
 
-# Holes of the core (issue "Placement that keeps its promise", Why 3).
+# Holes of the core found with the mass rule.
 
 
 def test_repeat_top_with_budget_stays_within_budget_and_keeps_the_best() -> None:
@@ -308,20 +311,20 @@ def test_a_profile_file_is_read_again_when_it_changes(tmp_path: Path) -> None:
 
 def test_the_exact_programme_keeps_no_per_lengths_cache() -> None:
     """Caches are keyed on what repeats: no entry per distinct set of lengths."""
-    import bookend.placement as placement_module
+    from bookend.placement import exact, sorted_assignment
 
-    assert not hasattr(placement_module, "_subset_cdf")
+    assert not hasattr(exact, "_subset_cdf")
     rng = np.random.default_rng(0)
     for _ in range(5):
         reorder(list(range(10)), rng.random(10).tolist(), lengths=rng.integers(5, 500, 10).tolist())
-    info = placement_module._equal_slot_ranking.cache_info()
+    info = sorted_assignment._ranks.cache_info()
     assert info.maxsize is not None
     assert info.currsize <= info.maxsize
 
 
 def test_weights_layout_and_rule_are_exported() -> None:
     assert bookend.reorder is reorder
-    assert Layout().to_dict() == {"prefix_tokens": 0, "suffix_tokens": 0}
+    assert Layout().to_dict() == {"prefix_tokens": 0, "suffix_tokens": DEFAULT_SUFFIX_TOKENS}
 
 
 @settings(deadline=None, max_examples=60)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from bookend.datafiles import load_data_json
-from bookend.profile import TabulatedProfile
+from bookend.profiles.tabulated import TabulatedProfile
 
 __all__ = ["PUBLISHED_PREFIX", "available_profile_presets", "published_curves", "published_profile"]
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import bookend
 from bookend import FittedProfile, Layout, load_profile, reorder, resolve_profile
 from bookend.theory import poisson_cdf
+from bookend.weighing import chunk_weights
 
 BASE = FittedProfile(
     lam=2.0, tau_tokens=80.0, recency_mass=0.4, floor_mass=0.1, reference_tokens=600.0
@@ -87,10 +88,10 @@ def test_recency_window_lives_in_absolute_tokens(total: float) -> None:
 
 
 def test_window_makes_the_last_chunk_heaviest_only_while_it_is_within_tau() -> None:
-    near = BASE.chunk_weights([100.0] * 5, Layout())
+    near = chunk_weights(BASE, [100.0] * 5, Layout(suffix_tokens=0))
     assert int(np.argmax(near)) == 4
     # Behind a long suffix the window falls on the suffix, not on the chunks.
-    behind = BASE.chunk_weights([100.0] * 5, Layout(suffix_tokens=2000))
+    behind = chunk_weights(BASE, [100.0] * 5, Layout(suffix_tokens=2000))
     assert int(np.argmax(behind)) == 0
 
 
@@ -103,13 +104,13 @@ def test_cdf_uses_the_reference_length() -> None:
     assert not np.allclose(other.cdf(x), BASE.cdf(x))
 
 
-def test_span_mass_matches_cdf_differences_per_sequence() -> None:
+def test_span_mass_at_tokens_matches_cdf_differences_per_sequence() -> None:
     starts, ends, totals = np.array([0, 50, 300]), np.array([50, 300, 400]), np.array([400] * 3)
-    got = BASE.span_mass(starts, ends, totals)
+    got = BASE.span_mass_at_tokens(starts, ends, totals)
     edges = BASE.cdf_at_tokens([0, 50, 300, 400], 400)
     np.testing.assert_allclose(got, np.diff(edges))
     with pytest.raises(ValueError, match="spans"):
-        BASE.span_mass([10], [5], [400])
+        BASE.span_mass_at_tokens([10], [5], [400])
 
 
 def test_value_semantics() -> None:

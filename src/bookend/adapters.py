@@ -1,5 +1,5 @@
-"""What the framework adapters share: a placer for their current settings, and the annotations
-they write on request (each chunk's prompt slot and influence weight).
+"""What the framework adapters share: their settings, a placer for those settings as they are at
+each call, and the annotations they write on request (each chunk's prompt slot and weight).
 
 Adapters place with their settings as they are at each call (a changed setting is never ignored)
 and never touch the caller's objects unless annotations are asked for.
@@ -7,18 +7,19 @@ and never touch the caller's objects unless annotations are asked for.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
 from pydantic import Field, PrivateAttr
 
-from bookend.config import PLACEMENT_OPTIONS, PlacementConfig, is_profile_path
-from bookend.reorder import Bookend
-from bookend.result import Placement
+from bookend.config import PlacementConfig
+from bookend.place import Bookend
+from bookend.placement.result import Placement
+from bookend.profiles.io import file_stamp
 from bookend.tokens import TokenCounterLike
 
 __all__ = [
+    "PLACEMENT_OPTIONS",
     "SLOT_KEY",
     "WEIGHT_KEY",
     "AdapterConfig",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: The settings of :class:`~bookend.PlacementConfig`: the fields every adapter mirrors.
+PLACEMENT_OPTIONS: tuple[str, ...] = tuple(PlacementConfig.model_fields)
 
 #: Metadata key for the prompt slot (0 first).
 SLOT_KEY = "bookend_slot"
@@ -59,7 +63,8 @@ def first_slot_annotations(placement: Placement[T]) -> list[tuple[T, Annotation]
 
 class PlacerCache(Generic[T]):
     """The :class:`~bookend.Bookend` for an adapter's current settings, rebuilt only when they
-    change (settings are compared by value; a profile file also by its modification time).
+    change (settings are compared by value; a profile file also by its state,
+    :func:`~bookend.profiles.io.file_stamp`).
 
     Args:
         text: the text of an item.
@@ -86,9 +91,12 @@ class PlacerCache(Generic[T]):
         Raises:
             ValueError: a bad or unknown setting, named in the message.
         """
-        model = settings.get("model")
-        stamp = _modified(model) if isinstance(model, str) and is_profile_path(model) else None
-        key = (tuple(settings.items()), stamp, source_key, token_counter)
+        key = (
+            tuple(settings.items()),
+            file_stamp(settings.get("model")),
+            source_key,
+            token_counter,
+        )
         if self._placer is None or self._key != key:
             source_of = self._source_of
             source = None if source_key is None else (lambda item: source_of(item, source_key))
@@ -100,13 +108,6 @@ class PlacerCache(Generic[T]):
             )
             self._key = key
         return self._placer
-
-
-def _modified(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
 
 
 class AdapterConfig(PlacementConfig):

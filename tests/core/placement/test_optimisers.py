@@ -9,19 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend import Layout, ModelSpec, TabulatedProfile, TheoryProfile
-from bookend.placement import (
-    _neighbourhood,
-    alternate_order,
-    exact_order,
-    local_search,
-    objective,
-    optimal_order,
-    rank_order,
-    strategy_order,
-)
-from bookend.profile import InfluenceProfile
-from bookend.weighing import WEIGHT_RULES, ChunkWeigher, WeightRule
+from bookend import InfluenceProfile, Layout, ModelSpec, TabulatedProfile, TheoryProfile
+from bookend.placement.exact import exact_order
+from bookend.placement.local_search import local_search, neighbourhood
+from bookend.placement.orders import alternate_order, rank_order
+from bookend.placement.problem import Problem
+from bookend.placement.strategies import optimal_order, strategy_order
+from bookend.weighing import WEIGHT_RULES, ChunkWeigher, WeightRule, slot_weights
 
 PROFILES: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
@@ -30,16 +24,29 @@ PROFILES: list[InfluenceProfile] = [
     # A measured token-level U: a first-token sink, a valley, recency.
     TabulatedProfile(weights=(9.0, 2.0, 1.0, 0.5, 0.4, 0.6, 1.5, 4.0), kind="position"),
 ]
-LAYOUTS = [Layout(), Layout(prefix_tokens=120, suffix_tokens=40)]
+LAYOUTS = [Layout(suffix_tokens=0), Layout(prefix_tokens=120, suffix_tokens=40)]
 
 relevances = st.lists(st.floats(min_value=0, max_value=1), min_size=2, max_size=7)
 
 
-Problem = tuple[np.ndarray, np.ndarray, int, int, WeightRule]
+def objective(
+    order: object,
+    rel: np.ndarray,
+    lens: np.ndarray,
+    profile: InfluenceProfile,
+    layout: Layout | None = None,
+    rule: WeightRule = "slot",
+) -> float:
+    """The objective of ``order`` for chunks of ``lens`` (the weigher's default layout)."""
+    weigher = ChunkWeigher.build(profile, lens, layout, rule)
+    return float(weigher.objective(order, rel))  # type: ignore[arg-type]
+
+
+Case = tuple[np.ndarray, np.ndarray, int, int, WeightRule]
 
 
 @st.composite
-def problems(draw: st.DrawFn, max_k: int = 7) -> Problem:
+def problems(draw: st.DrawFn, max_k: int = 7) -> Case:
     k = draw(st.integers(min_value=2, max_value=max_k))
     rel = draw(st.lists(st.floats(0, 1), min_size=k, max_size=k))
     lens = draw(st.lists(st.integers(1, 500), min_size=k, max_size=k))
@@ -77,10 +84,10 @@ def _brute_force(
 
 
 @given(problems())
-def test_exact_order_matches_brute_force(problem: Problem) -> None:
+def test_exact_order_matches_brute_force(problem: Case) -> None:
     rel, lens, p, lay, rule = problem
     weigher = ChunkWeigher.build(PROFILES[p], lens, LAYOUTS[lay], rule)
-    order = exact_order(rel, weigher)
+    order = exact_order(Problem(rel, weigher))
     assert sorted(order.tolist()) == list(range(rel.size))
     got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay], rule)
     want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], rule)
@@ -88,10 +95,10 @@ def test_exact_order_matches_brute_force(problem: Problem) -> None:
 
 
 @given(problems())
-def test_optimal_order_matches_brute_force_on_every_path(problem: Problem) -> None:
+def test_optimal_order_matches_brute_force_on_every_path(problem: Case) -> None:
     """The structured path (``mass`` on theory profiles), the exact programme and sorting."""
     rel, lens, p, lay, rule = problem
-    order = optimal_order(rel, lens, PROFILES[p], LAYOUTS[lay], rule=rule)
+    order = optimal_order(Problem.build(rel, lens, PROFILES[p], LAYOUTS[lay], rule=rule))
     got = objective(order, rel, lens, PROFILES[p], LAYOUTS[lay], rule)
     want = _brute_force(rel, lens, PROFILES[p], LAYOUTS[lay], rule)
     assert got == pytest.approx(want, rel=1e-9)
@@ -99,11 +106,12 @@ def test_optimal_order_matches_brute_force_on_every_path(problem: Problem) -> No
 
 @given(problems(max_k=6), st.lists(st.sampled_from([None, 0, 1]), min_size=6, max_size=6))
 def test_exact_order_with_groups_matches_constrained_brute_force(
-    problem: Problem, group_pool: list[int | None]
+    problem: Case, group_pool: list[int | None]
 ) -> None:
     rel, lens, p, lay, rule = problem
     groups = group_pool[: rel.size]
-    order = optimal_order(rel, lens, PROFILES[p], LAYOUTS[lay], rule=rule, groups=groups)
+    built = Problem.build(rel, lens, PROFILES[p], LAYOUTS[lay], rule=rule, groups=groups)
+    order = optimal_order(built)
     for g in {0, 1}:
         members = [i for i in order.tolist() if groups[i] == g]
         assert members == sorted(members)
@@ -113,18 +121,18 @@ def test_exact_order_with_groups_matches_constrained_brute_force(
 
 
 @given(problems())
-def test_local_search_ends_in_a_local_optimum_no_worse_than_its_start(problem: Problem) -> None:
+def test_local_search_ends_in_a_local_optimum_no_worse_than_its_start(problem: Case) -> None:
     rel, lens, p, lay, rule = problem
     profile, layout = PROFILES[p], LAYOUTS[lay]
     weigher = ChunkWeigher.build(profile, lens, layout, rule)
     start = rank_order(rel)
     before = weigher.objective(start, rel)
-    order = local_search(start, rel, weigher)
+    order = local_search(start, Problem(rel, weigher))
     after = weigher.objective(order, rel)
     assert sorted(order.tolist()) == list(range(rel.size))
     assert after >= before - 1e-12
     # No single swap or insertion improves on the result.
-    for neighbour in _neighbourhood(order):
+    for neighbour in neighbourhood(order):
         assert weigher.objective(neighbour, rel) <= after + 1e-9 * abs(after)
 
 
@@ -138,10 +146,10 @@ def test_heuristic_is_never_worse_than_the_sorted_start(k: int, seed: int, group
     rel, lens = rng.random(k), rng.integers(10, 400, k).astype(float)
     group_keys = [int(g) if g < 3 else None for g in rng.integers(0, 6, k)] if groups else None
     profile = PROFILES[0]
-    order = optimal_order(rel, lens, profile, groups=group_keys)
+    order = optimal_order(Problem.build(rel, lens, profile, groups=group_keys))
     assert sorted(order.tolist()) == list(range(k))
     sorted_start = np.empty(k, dtype=np.int64)
-    sorted_start[np.argsort(-profile.slot_weights(k), kind="stable")] = rank_order(rel)
+    sorted_start[np.argsort(-slot_weights(profile, k), kind="stable")] = rank_order(rel)
     got = objective(order, rel, lens, profile)
     if group_keys is None:
         assert got >= objective(sorted_start, rel, lens, profile) - 1e-9
@@ -158,7 +166,7 @@ def test_heuristic_is_never_worse_than_the_sorted_start(k: int, seed: int, group
 def test_equal_lengths_sorted_assignment_is_optimal(rel_list: list[float], p: int) -> None:
     rel = np.array(rel_list)
     lens = np.full(rel.size, 64.0)
-    order = optimal_order(rel, lens, PROFILES[p])
+    order = optimal_order(Problem.build(rel, lens, PROFILES[p]))
     got = objective(order, rel, lens, PROFILES[p])
     assert got == pytest.approx(_brute_force(rel, lens, PROFILES[p], Layout(), "density"), rel=1e-9)
 
@@ -178,13 +186,14 @@ def test_alternate_is_stable_in_parity(k: int) -> None:
 def test_strategy_names() -> None:
     rel = np.array([0.1, 0.9, 0.5])
     lens = np.ones(3)
-    assert strategy_order("relevance", rel, lens, PROFILES[0]).tolist() == [1, 2, 0]
+    problem = Problem.build(rel, lens, PROFILES[0])
+    assert strategy_order("relevance", problem).tolist() == [1, 2, 0]
     with pytest.raises(ValueError, match="strategy must be one of"):
-        strategy_order("random", rel, lens, PROFILES[0])  # type: ignore[arg-type]
+        strategy_order("random", problem)  # type: ignore[arg-type]
 
 
 @given(problems(max_k=11), st.integers(5, 11))
-def test_heuristic_matches_the_exact_programme(problem: Problem, k: int) -> None:
+def test_heuristic_matches_the_exact_programme(problem: Case, k: int) -> None:
     """Ratio starts plus local search against the exact dynamic programme (K <= 11).
 
     For theory profiles (non-increasing density plus the final token's delta) the heuristic is
@@ -195,8 +204,8 @@ def test_heuristic_matches_the_exact_programme(problem: Problem, k: int) -> None
     rel, lens = np.resize(rel, k), np.resize(lens, k)
     profile, layout = PROFILES[p], LAYOUTS[lay]
     weigher = ChunkWeigher.build(profile, lens, layout, rule)
-    exact = weigher.objective(exact_order(rel, weigher), rel)
-    heuristic = optimal_order(rel, lens, profile, layout, rule=rule, exact_max_k=0)
+    exact = weigher.objective(exact_order(Problem(rel, weigher)), rel)
+    heuristic = optimal_order(Problem.build(rel, lens, profile, layout, rule=rule, exact_max_k=0))
     got = weigher.objective(heuristic, rel)
     tolerance = 1e-9 if isinstance(profile, TheoryProfile) else 1e-2
     assert got >= exact * (1 - tolerance) - 1e-12

@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["bookend", "bookend.reorder", "bookend.config", "bookend.spec"])
+@pytest.mark.parametrize("module", ["bookend", "bookend.place", "bookend.config", "bookend.spec"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

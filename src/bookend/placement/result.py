@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
-from bookend.arrays import FloatArray
+from bookend.arrays import FloatArray, IntArray
 from bookend.layout import Layout
-from bookend.placement import alternate_order, rank_order
-from bookend.profile import InfluenceProfile
-from bookend.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
+from bookend.placement.orders import alternate_order, rank_order
+from bookend.profiles.base import InfluenceProfile
+from bookend.weighing import ChunkWeigher, WeightRule
 
 __all__ = ["ChunkSlot", "Placement"]
 
@@ -45,7 +44,7 @@ class ChunkSlot:
     score: float | None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Placement(Generic[T]):
     """The result of placing chunks: order, spans, weights and objective.
 
@@ -56,14 +55,14 @@ class Placement(Generic[T]):
         relevance: per input index, the relevance the objective used (dropped items included).
         lengths: per input index, the token count used.
         scores: per input index, the caller's raw score, or ``None`` without scores.
-        dropped: input indices left out by a token budget (empty without a budget).
+        dropped: input indices left out by ``top_k`` or a token budget (empty without either).
         strategy: the strategy that chose ``order``.
         profile: the influence profile used.
         layout: tokens before and after the chunks in the analysed sequence.
         weight_rule: how span influence became chunk weights (:mod:`bookend.weighing`).
         competition: ``None`` (relevance times weight was maximised) or the pull of an
             irrelevant chunk under which the expected answer share was maximised
-            (:mod:`bookend.placement`).
+            (:mod:`bookend.placement.competing`).
         repeated: whether the top chunk was repeated at both ends (``repeat_top``).
         notes: why a requested option did not apply (for example no room for a repeat).
 
@@ -79,11 +78,46 @@ class Placement(Generic[T]):
     dropped: tuple[int, ...]
     strategy: str
     profile: InfluenceProfile
-    layout: Layout = field(default_factory=Layout)
-    weight_rule: WeightRule = DEFAULT_WEIGHT_RULE
-    competition: float | None = None
-    repeated: bool = False
-    notes: tuple[str, ...] = ()
+    layout: Layout
+    weight_rule: WeightRule
+    competition: float | None
+    repeated: bool
+    notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        *,
+        order: tuple[int, ...],
+        items: list[T],
+        relevance: FloatArray,
+        lengths: FloatArray,
+        scores: FloatArray | None,
+        dropped: tuple[int, ...],
+        strategy: str,
+        profile: InfluenceProfile,
+        layout: Layout,
+        weight_rule: WeightRule,
+        competition: float | None,
+        repeated: bool,
+        notes: tuple[str, ...],
+    ) -> None:
+        # Frozen: each field is set once, straight into the instance dict; the generated
+        # __init__ pays an object.__setattr__ per field, more than a placement of 20 chunks.
+        vars(self).update(
+            order=order,
+            items=items,
+            relevance=relevance,
+            lengths=lengths,
+            scores=scores,
+            dropped=dropped,
+            strategy=strategy,
+            profile=profile,
+            layout=layout,
+            weight_rule=weight_rule,
+            competition=competition,
+            repeated=repeated,
+            notes=notes,
+        )
 
     def _key(self) -> tuple[Any, ...]:
         return (
@@ -123,10 +157,13 @@ class Placement(Generic[T]):
         """Input indices placed, each once, in input order."""
         return tuple(sorted(set(self.order)))
 
-    def _weigh(self, order: Sequence[int] | npt.NDArray[np.int64]) -> FloatArray:
+    def _weigher(self, order: IntArray) -> ChunkWeigher:
+        """The weigher of the chunks of ``order``, laid out in that order."""
+        return ChunkWeigher.build(self.profile, self.lengths[order], self.layout, self.weight_rule)
+
+    def _objective(self, order: Sequence[int] | IntArray) -> float:
         idx = np.asarray(order, dtype=np.int64)
-        weigher = ChunkWeigher.build(self.profile, self.lengths[idx], self.layout, self.weight_rule)
-        return weigher.weights_of_orders(np.arange(idx.size))
+        return float(self._weigher(idx).objective(np.arange(idx.size), self.relevance[idx]))
 
     @cached_property
     def weights(self) -> FloatArray:
@@ -134,13 +171,13 @@ class Placement(Generic[T]):
 
         Computed when first read, so a caller that only needs the order pays nothing for it.
         """
-        return self._weigh(self.order)
+        idx = np.asarray(self.order, dtype=np.int64)
+        return self._weigher(idx).weights_of_orders(np.arange(idx.size))
 
     @cached_property
     def objective(self) -> float:
         """``sum_p relevance[order[p]] · weights[p]`` (a repeated top chunk counts at both ends)."""
-        idx = np.asarray(self.order, dtype=np.int64)
-        return float(self.relevance[idx] @ self.weights) if idx.size else 0.0
+        return self._objective(self.order)
 
     @cached_property
     def baselines(self) -> dict[str, float]:
@@ -164,7 +201,7 @@ class Placement(Generic[T]):
             order = kept[local]
             if self.repeated:
                 order = np.concatenate(([self.order[0]], order, [self.order[0]]))
-            out[name] = float(self.relevance[order] @ self._weigh(order)) if order.size else 0.0
+            out[name] = self._objective(order)
         return out
 
     @cached_property

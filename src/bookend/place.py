@@ -1,0 +1,347 @@
+"""The placing API: :func:`reorder`, and :class:`Bookend`, its configured, reusable form.
+
+``Bookend.place`` reads top to bottom: the scores become relevance (:mod:`bookend.relevance`),
+the items get token lengths (:mod:`bookend.tokens`), ``top_k`` and the budget choose the chunks
+to keep (:mod:`bookend.placement.selection`), the strategy orders them
+(:mod:`bookend.placement.strategies`; by default the slots are ranked and the chunks sorted into
+them), and a :class:`~bookend.Placement` holds the result.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Generic, NoReturn, TypeVar
+
+import numpy as np
+
+from bookend.arrays import FloatArray, IntArray
+from bookend.config import DEFAULT_MODEL, PlacementConfig
+from bookend.inputs import equal_lengths, validate_lengths, validate_scores
+from bookend.layout import Layout
+from bookend.placement.orders import rank_order
+from bookend.placement.problem import Problem
+from bookend.placement.result import Placement
+from bookend.placement.selection import select_chunks
+from bookend.placement.strategies import strategy_order
+from bookend.profiles.base import InfluenceProfile
+from bookend.profiles.io import ModelLike, resolve_profile
+from bookend.relevance import relevance
+from bookend.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
+
+__all__ = ["Bookend", "reorder"]
+
+T = TypeVar("T")
+
+Getter = Callable[[Any], Any] | str | None
+
+
+def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
+    """A callable from a callable, an attribute name / mapping key, or ``None``."""
+    if spec is None or callable(spec):
+        return spec
+    if isinstance(spec, str):
+        attr = operator.attrgetter(spec)
+
+        def get(item: Any) -> Any:
+            return item[spec] if isinstance(item, Mapping) else attr(item)
+
+        return get
+    raise ValueError(f"{param} must be a callable, an attribute name or None, got {param}={spec!r}")
+
+
+def _pick(items: list[T], indices: list[int]) -> list[T]:
+    """``[items[i] for i in indices]``, at C speed for long lists."""
+    if len(indices) < 2:
+        return [items[i] for i in indices]
+    return list(operator.itemgetter(*indices)(items))
+
+
+class Bookend(Generic[T]):
+    """A configured placer: validate the settings once, then :meth:`place` many lists.
+
+    ``Bookend(model, **settings)``, or ``Bookend.from_config(config)``: the settings are the
+    fields of :class:`~bookend.PlacementConfig` (unknown ones raise) and :attr:`config` holds
+    them; nothing else does. A placer is immutable: :meth:`with_settings` returns one with other
+    settings.
+
+    Args:
+        model: a preset name (``"llama-3.1-8b"``) or Hugging Face id, a :class:`~bookend.ModelSpec`
+            or ``{"depth", "attn_share"}`` spec, an influence profile or its JSON object, a
+            published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
+        token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
+            ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
+            name (see :func:`bookend.tokens.load_tokenizer`), a callable, or an object with
+            ``encode``.
+        text: how to get an item's text (callable or attribute / key name); strings need none.
+        source: a source key per item (callable or attribute / key name): chunks sharing a key
+            keep their original relative order. ``None`` keys are unconstrained.
+        **settings: ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``,
+            ``budget``, ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
+            ``equal_lengths``, ``tokenizer``, ``exact_max_k``: see
+            :class:`~bookend.PlacementConfig`. Every strategy keeps ``source`` groups in input
+            order; ``repeat_top`` copies the top chunk only when the budget and its source order
+            allow it (``Placement.notes`` says when not).
+
+    ``token_counter``, ``text`` and ``source`` say how to read the caller's items; a placer from
+    :meth:`with_settings` keeps them.
+
+    Raises:
+        ValueError: an unknown setting or a bad value, named in the message.
+    """
+
+    __slots__ = ("_count", "_layout", "_profile", "_source", "_text", "_token_counter", "config")
+
+    config: PlacementConfig
+    _profile: InfluenceProfile
+    _layout: Layout
+    _token_counter: TokenCounterLike
+    _count: TokenCounter
+    _text: Callable[[Any], Any] | None
+    _source: Callable[[Any], Any] | None
+
+    def __init__(
+        self,
+        model: ModelLike = DEFAULT_MODEL,
+        *,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+        **settings: Any,
+    ) -> None:
+        config = PlacementConfig.from_settings(model=model, **settings)
+        self._adopt(config, token_counter, _getter(text, "text"), _getter(source, "source"), None)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: PlacementConfig,
+        *,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+    ) -> Bookend[T]:
+        """A placer for ``config``; ``token_counter``, ``text`` and ``source`` as in the class."""
+        if not isinstance(config, PlacementConfig):
+            raise ValueError(f"config must be a PlacementConfig, got config={config!r}")
+        placer: Bookend[T] = cls.__new__(cls)
+        placer._adopt(config, token_counter, _getter(text, "text"), _getter(source, "source"), None)
+        return placer
+
+    def _adopt(
+        self,
+        config: PlacementConfig,
+        token_counter: TokenCounterLike,
+        text: Callable[[Any], Any] | None,
+        source: Callable[[Any], Any] | None,
+        profile: InfluenceProfile | None,
+    ) -> None:
+        """Take ``config`` and what follows from it: the profile is resolved (a file read) here,
+        once, unless the caller already holds it."""
+        set_slot = object.__setattr__
+        set_slot(self, "config", config)
+        set_slot(self, "_profile", resolve_profile(config.model) if profile is None else profile)
+        set_slot(self, "_layout", config.layout)
+        set_slot(self, "_token_counter", token_counter)
+        counter = config.tokenizer if token_counter is None else token_counter
+        set_slot(self, "_count", make_token_counter(counter))
+        set_slot(self, "_text", text)
+        set_slot(self, "_source", source)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(
+            f"cannot set {name!r}: a Bookend is immutable; "
+            f"placer.with_settings({name}=...) returns a placer with another setting"
+        )
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete {name!r}: a Bookend is immutable")
+
+    def with_settings(self, **changes: Any) -> Bookend[T]:
+        """This placer with some settings changed (the fields of :class:`~bookend.PlacementConfig`,
+        validated as at construction).
+
+        Raises:
+            ValueError: an unknown setting or a bad value, named in the message.
+        """
+        config = PlacementConfig.from_settings(**{**dict(self.config), **changes})
+        return self._derive(config)
+
+    def with_question(self, question: str | None) -> Bookend[T]:
+        """This placer with ``question``'s tokens added after the chunks when the setting
+        ``count_question`` is on (the per-call prompt layout of the adapters); else, or for
+        ``None`` or an empty question, the same placer."""
+        if not (question and self.config.count_question):
+            return self
+        suffix = self.config.suffix_tokens + self.count_tokens(question)
+        # A validated count plus a token count: no new validation needed.
+        return self._derive(self.config.model_copy(update={"suffix_tokens": suffix}))
+
+    def _derive(self, config: PlacementConfig) -> Bookend[T]:
+        placer: Bookend[T] = Bookend.__new__(type(self))
+        same_model = config.model == self.config.model
+        profile = self._profile if same_model else None
+        placer._adopt(config, self._token_counter, self._text, self._source, profile)
+        return placer
+
+    @property
+    def profile(self) -> InfluenceProfile:
+        """The influence profile ``config.model`` refers to."""
+        return self._profile
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` as this placer counts them (``token_counter``, ``tokenizer`` or the
+        four-characters approximation)."""
+        return int(self._count(text))
+
+    def __repr__(self) -> str:
+        config = self.config
+        return (
+            f"Bookend(model={self._profile.name!r}, strategy={config.strategy!r}, "
+            f"budget={config.budget!r}, repeat_top={config.repeat_top!r})"
+        )
+
+    def place(
+        self,
+        items: Sequence[T],
+        scores: Sequence[float | None] | None = None,
+        *,
+        lengths: Sequence[float] | None = None,
+    ) -> Placement[T]:
+        """Choose the prompt order of ``items``.
+
+        Args:
+            items: the chunks: strings, or any objects (see ``text``/``lengths``). Duplicates are
+                kept.
+            scores: per item relevance (higher is better unless ``distance=True``); without them,
+                or if any is ``None``, the input order is the relevance order.
+            lengths: per item whole token counts (>= 1); counted with ``token_counter`` when
+                omitted (a count below one counts as one), all 1 with ``equal_lengths``.
+
+        Returns:
+            A :class:`~bookend.Placement`; every item appears once unless ``top_k`` or a budget
+            dropped it (see ``Placement.dropped``) or ``repeat_top`` repeated the top one.
+        """
+        config = self.config
+        items = list(items)
+        n = len(items)
+        raw = validate_scores(scores, n)
+        rel = relevance(raw, n, config.distance)
+        lens = self._lengths(items, lengths)
+        kept, repeat_fits = select_chunks(
+            rel, lens, top_k=config.top_k, budget=config.budget, repeat_top=config.repeat_top
+        )
+        chosen = range(n) if kept is None else kept.tolist()
+        groups = None if self._source is None else [self._source(items[i]) for i in chosen]
+        notes: list[str] = []
+        if config.repeat_top and not repeat_fits and len(chosen) >= 2:
+            notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
+        if kept is None:
+            local, repeated = self._arrange(rel, lens, groups, repeat_fits, notes)
+            prompt = local.tolist()
+            dropped: tuple[int, ...] = ()
+        else:
+            local, repeated = self._arrange(rel[kept], lens[kept], groups, repeat_fits, notes)
+            prompt = kept[local].tolist()
+            dropped = tuple(sorted(set(range(n)) - set(kept.tolist())))
+        return Placement(
+            order=tuple(prompt),
+            items=_pick(items, prompt),
+            relevance=rel,
+            lengths=lens,
+            scores=raw,
+            dropped=dropped,
+            strategy=config.strategy,
+            profile=self._profile,
+            layout=self._layout,
+            weight_rule=config.weight_rule,
+            competition=config.competition,
+            repeated=repeated,
+            notes=tuple(notes),
+        )
+
+    def _lengths(self, items: list[T], lengths: Sequence[float] | None) -> FloatArray:
+        if lengths is not None:
+            return validate_lengths(lengths, len(items))
+        if self.config.equal_lengths:
+            return equal_lengths(len(items), 1.0)
+        return token_lengths(items, self._count, self._text)
+
+    def _arrange(
+        self,
+        relevance: FloatArray,
+        lengths: FloatArray,
+        groups: list[Hashable | None] | None,
+        repeat: bool,
+        notes: list[str],
+    ) -> tuple[IntArray, bool]:
+        """Positions into the kept arrays in prompt order, and whether the top one is repeated.
+
+        ``repeat_top`` is a final step: the top chunk goes to both ends (only if its source order
+        allows a copy before and after every other chunk of its source), and the others are
+        placed between the two copies, which count as fixed chunks there.
+        """
+        strategy = self.config.strategy
+        if repeat and relevance.size >= 2:
+            top = int(rank_order(relevance)[0])
+            inner = np.delete(np.arange(relevance.size), top)
+            alone = groups is None or all(groups[i] != groups[top] for i in inner)
+            if alone or (groups is not None and groups[top] is None):
+                inner_groups = None if groups is None else [groups[i] for i in inner]
+                copy = float(lengths[top])
+                problem = self._problem(
+                    relevance[inner], lengths[inner], inner_groups, (copy, copy)
+                )
+                inner_order = strategy_order(strategy, problem)
+                return np.concatenate(([top], inner[inner_order], [top])), True
+            notes.append(
+                "repeat_top: the top chunk's source has other chunks here, and a copy at both "
+                "ends would break their order"
+            )
+        return strategy_order(strategy, self._problem(relevance, lengths, groups)), False
+
+    def _problem(
+        self,
+        relevance: FloatArray,
+        lengths: FloatArray,
+        groups: list[Hashable | None] | None,
+        fixed: tuple[float, float] = (0.0, 0.0),
+    ) -> Problem:
+        config = self.config
+        return Problem.build(
+            relevance,
+            lengths,
+            self._profile,
+            self._layout,
+            rule=config.weight_rule,
+            groups=groups,
+            fixed=fixed,
+            competition=config.competition,
+            exact_max_k=config.exact_max_k,
+        )
+
+
+def reorder(
+    items: Sequence[T],
+    scores: Sequence[float | None] | None = None,
+    *,
+    model: ModelLike = DEFAULT_MODEL,
+    lengths: Sequence[float] | None = None,
+    **settings: Any,
+) -> Placement[T]:
+    """Place ``items`` in the prompt order that gives the most relevant text the most influence.
+
+    ``reorder(items, scores, model=..., lengths=..., **settings)`` is
+    ``Bookend(model, **settings).place(items, scores, lengths=lengths)``: ``lengths`` holds the
+    per-item token counts, and the settings (``equal_lengths=True`` for rank-only placement,
+    ``text``, ``source``, ``token_counter`` ...) are those of :class:`Bookend`.
+
+    Example:
+        >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
+        (0, 1, 2, 3, 4)
+        >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1], suffix_tokens=0)
+        >>> p.order[0], p.order[-1]  # the bookend view: the final chunk holds the Recency Delta
+        (1, 0)
+    """
+    placer: Bookend[T] = Bookend(model, **settings)
+    return placer.place(items, scores, lengths=lengths)

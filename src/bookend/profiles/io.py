@@ -1,0 +1,172 @@
+"""Every profile reference, resolved in one place: names, files, specs and JSON objects.
+
+What a caller passes as ``model=`` (:data:`ModelLike`) is one of
+
+* a preset name (``"llama-3.1-8b"``, or a Hugging Face id such as
+  ``"meta-llama/Llama-3.1-8B-Instruct"``) or a published curve (``"liu2023:gpt-3.5-turbo"``);
+* the path of a profile JSON file (a string ending in ``.json``, or a path object);
+* a :class:`~bookend.ModelSpec` or an inline theory spec ``{"depth": 32, "attn_share": 0.03}``;
+* a profile object, or the JSON object its ``to_json()`` writes.
+
+:func:`profile_ref` turns it into its serialisable form (checked, files not read) and
+:func:`resolve_profile` into a profile. A file is read through the one cache here, keyed on its
+path and its state (:func:`file_stamp`), so a rewritten file is read again; :func:`load_profile`
+reads a file and :func:`profile_from_json` an object, dispatching on ``kind``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from bookend.profiles.base import InfluenceProfile, StoredProfile
+from bookend.profiles.fitted import FITTED_KIND, FittedProfile
+from bookend.profiles.published import PUBLISHED_PREFIX, published_profile
+from bookend.profiles.tabulated import TabulatedProfile
+from bookend.profiles.theory import TheoryProfile
+from bookend.spec import ModelSpec, available_presets
+
+__all__ = [
+    "ModelLike",
+    "ProfileRef",
+    "file_stamp",
+    "is_profile_path",
+    "load_profile",
+    "profile_from_json",
+    "profile_ref",
+    "resolve_profile",
+]
+
+#: What a caller may pass as ``model=``.
+ModelLike: TypeAlias = str | os.PathLike[str] | ModelSpec | InfluenceProfile | Mapping[str, Any]
+#: The stored, serialisable form of a profile reference: a name or path, a spec or profile JSON
+#: object, or a profile object that has no JSON form (placement works; serialisation does not).
+ProfileRef: TypeAlias = str | dict[str, Any] | InfluenceProfile
+
+
+def profile_from_json(data: object, *, where: str = "profile") -> StoredProfile:
+    """A profile from its JSON object (the ``to_json()`` form): ``"kind": "fitted"`` is a
+    :class:`~bookend.FittedProfile`, any other a :class:`~bookend.TabulatedProfile`, each
+    checking the header and its fields. ``where`` names the input in error messages.
+
+    Raises:
+        ValueError: not a profile object, or a bad header or field, named in the message.
+    """
+    if isinstance(data, Mapping) and data.get("kind") == FITTED_KIND:
+        return FittedProfile.from_json(data, where=where)
+    return TabulatedProfile.from_json(data, where=where)
+
+
+def load_profile(path: str | os.PathLike[str]) -> StoredProfile:
+    """Read a profile JSON file (as a profile's ``save()`` writes it).
+
+    Raises:
+        ValueError: a missing file, a directory, a file that is not JSON or not a profile.
+    """
+    source = Path(path)
+    if not source.is_file():
+        problem = "is a directory" if source.is_dir() else "not found"
+        raise ValueError(f"profile file {problem}: path={str(path)!r}")
+    where = f"profile file path={str(path)!r}"
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{where} is not JSON ({exc})") from None
+    return profile_from_json(data, where=where)
+
+
+def is_profile_path(name: str) -> bool:
+    """Whether a ``model`` string names a profile file (a ``.json`` path) rather than a preset
+    or a published curve (Hugging Face ids contain ``/`` too)."""
+    return name.lower().endswith(".json")
+
+
+def file_stamp(ref: object) -> tuple[int, int] | None:
+    """For a file reference, the file's state (modification time, size), ``None`` when it is
+    missing; ``None`` for every other reference. A profile read from a file is current while
+    this stays the same."""
+    if not (isinstance(ref, str) and is_profile_path(ref)):
+        return None
+    try:
+        stat = os.stat(ref)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def profile_ref(model: object) -> ProfileRef:
+    """The serialisable reference for what a caller passes as ``model=`` (checked, not read).
+
+    Raises:
+        ValueError: an unknown preset or curve name, a bad inline spec or profile, or a type that
+            names no profile.
+    """
+    if isinstance(model, os.PathLike):
+        return str(os.fspath(model))
+    if isinstance(model, str):
+        if not is_profile_path(model):
+            _named_profile(model)  # checks the name now, with the closest names on a typo
+        return model
+    if isinstance(model, ModelSpec):
+        return model.model_dump(exclude_none=True)
+    if isinstance(model, TheoryProfile):
+        return model.spec.model_dump(exclude_none=True)
+    if isinstance(model, StoredProfile):
+        return model.to_json()
+    if isinstance(model, InfluenceProfile):
+        return model
+    if isinstance(model, Mapping):
+        data = dict(model)
+        if "format" in data:
+            profile_from_json(data, where="model")
+            return data
+        if "depth" in data:
+            return ModelSpec(**data).model_dump(exclude_none=True)
+        raise ValueError(
+            "an inline model must be a theory spec {'depth': ..., 'attn_share': ...} or a profile "
+            f"JSON object with 'format', got model={model!r}"
+        )
+    raise ValueError(
+        "model must be a preset name, a published curve (liu2023:<model>), a profile JSON path, "
+        "a ModelSpec or {'depth', 'attn_share'} spec, or an influence profile, "
+        f"got model={model!r} (presets: {', '.join(available_presets()[:5])}, ...)"
+    )
+
+
+def resolve_profile(model: ModelLike) -> InfluenceProfile:
+    """The profile that ``model`` (any form of the module docstring) refers to; a file is read
+    again whenever it changes."""
+    if isinstance(model, InfluenceProfile):
+        return model
+    if isinstance(model, ModelSpec):
+        return TheoryProfile(model)
+    ref = profile_ref(model)
+    if isinstance(ref, InfluenceProfile):
+        return ref
+    if isinstance(ref, dict):
+        if "format" in ref:
+            return profile_from_json(ref, where="model")
+        return TheoryProfile(ModelSpec(**ref))
+    stamp = file_stamp(ref)
+    if stamp is not None:
+        return _file_profile(os.path.realpath(ref), stamp)
+    if is_profile_path(ref):
+        return load_profile(ref)  # missing: the loader raises its clear error
+    return _named_profile(ref)
+
+
+@lru_cache(maxsize=64)
+def _named_profile(name: str) -> InfluenceProfile:
+    if name.lower().startswith(PUBLISHED_PREFIX):
+        return published_profile(name)
+    return TheoryProfile(ModelSpec.preset(name))
+
+
+@lru_cache(maxsize=64)
+def _file_profile(path: str, stamp: tuple[int, int]) -> InfluenceProfile:
+    """The one file cache: an entry per path and file state."""
+    return load_profile(path)

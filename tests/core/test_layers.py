@@ -1,0 +1,82 @@
+"""The import contracts of ``pyproject.toml`` hold, and each breaks when a forbidden import comes.
+
+Each case copies the package to a temporary tree, adds one import to one module and runs
+``lint-imports`` there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: import-linter brings tomli
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+LAYERS = "The core's layers point one way"
+NO_LAB = "The core never imports the lab"
+NO_CYCLE = "No import cycle inside the core's packages"
+
+
+def _lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with the contracts of ``tree/pyproject.toml`` on ``tree/src``."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(tree / "pyproject.toml")],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_contracts_hold_on_this_tree() -> None:
+    run = _lint_imports(ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for name in (LAYERS, NO_LAB, NO_CYCLE):
+        assert f"{name} KEPT" in run.stdout
+
+
+def test_the_lab_contract_covers_every_layer() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "importlinter"
+    ]["contracts"]
+    by_name = {contract["name"]: contract for contract in contracts}
+    layered = {
+        f"bookend.{module.strip()}"
+        for layer in by_name[LAYERS]["layers"]
+        for module in layer.split("|")
+    }
+    assert set(by_name[NO_LAB]["source_modules"]) == layered
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        ("theory.py", "import bookend.lab", NO_LAB),
+        ("placement/orders.py", "from bookend.lab import strategies", NO_LAB),
+        ("weighing.py", "from bookend.place import reorder", LAYERS),
+        ("profiles/base.py", "from bookend.weighing import ChunkWeigher", LAYERS),
+        ("placement/orders.py", "from bookend.placement import strategies", NO_CYCLE),
+        ("profiles/base.py", "from bookend.profiles import io", NO_CYCLE),
+    ],
+)
+def test_a_forbidden_import_breaks_its_contract(
+    module: str, line: str, broken: str, tmp_path: Path
+) -> None:
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / "src" / "bookend" / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
+    run = _lint_imports(tmp_path)
+    assert run.returncode != 0
+    assert f"{broken} BROKEN" in run.stdout, run.stdout
