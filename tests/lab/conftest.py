@@ -15,6 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 import transformers
 
+from bookend.lab.models import local as scoring
+
 torch.set_num_threads(2)
 
 
@@ -83,3 +85,17 @@ def saved_model(tmp_path: Path, llama_config: Any, byte_tokenizer: Any) -> Path:
     transformers.AutoModelForCausalLM.from_config(llama_config).save_pretrained(tmp_path)
     byte_tokenizer.save_pretrained(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every real model call, by prompt (the scorer's own counter is not trusted)."""
+    prompts: list[str] = []
+    real = scoring.score_continuations
+
+    def spy(lm: Any, tokenizer: Any, prompt: str, continuations: Any) -> Any:
+        prompts.append(prompt)
+        return real(lm, tokenizer, prompt, continuations)
+
+    monkeypatch.setattr(scoring, "score_continuations", spy)
+    return prompts

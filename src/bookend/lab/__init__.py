@@ -1,13 +1,14 @@
 """The lab: everything that runs a model (the ``validate`` extra: torch, transformers).
 
 The lab imports the core (:mod:`bookend`) and is never imported by it, except lazily:
-``bookend.evaluate`` and the ``bookend validate``, ``calibrate`` and ``eval`` subcommands.
-Importing this package imports nothing heavy; :func:`evaluate`, :func:`calibrate`,
-:func:`validate_influence` and :func:`load_scorer` are loaded on first use. Layers, top down:
+``bookend.evaluate`` and the ``bookend validate``, ``calibrate``, ``eval`` and ``tune``
+subcommands. Importing this package imports nothing heavy; :func:`evaluate`, :func:`tune`,
+:func:`calibrate`, :func:`validate_influence` and :func:`load_scorer` are loaded on first use.
+Layers, top down:
 
 - :mod:`~bookend.lab.cli`: the subcommands; parse and call one experiment.
-- :mod:`~bookend.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``: library
-  functions, each a short pipeline of named steps.
+- :mod:`~bookend.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``, ``tune``:
+  library functions, each a short pipeline of named steps.
 - :mod:`~bookend.lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
 - :mod:`~bookend.lab.fitting`: fits of the theory and of profiles, the held-back check.
 - :mod:`~bookend.lab.influence`: the Jacobian-norm influence measurement of the validator.
@@ -33,9 +34,11 @@ from typing import Any
 __all__ = [
     "CalibrationResult",
     "EvalResult",
+    "TuneResult",
     "calibrate",
     "evaluate",
     "load_scorer",
+    "tune",
     "validate_influence",
 ]
 
@@ -45,6 +48,8 @@ _HOMES = {
     "calibrate": "bookend.lab.experiments.calibrate",
     "evaluate": "bookend.lab.experiments.evaluate",
     "load_scorer": "bookend.lab.models",
+    "TuneResult": "bookend.lab.experiments.tune",
+    "tune": "bookend.lab.experiments.tune",
     "validate_influence": "bookend.lab.experiments.validate",
 }
 

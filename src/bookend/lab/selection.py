@@ -11,8 +11,9 @@ The budget is then spent on the candidates that are still close.
 
 **The guard** (:func:`decide`): the best surviving candidate replaces the default only when its
 paired interval against the default excludes 0 at ``confidence`` after a Bonferroni correction for
-the ``m`` candidates it was chosen among (level ``1 - (1 - confidence) / m``); otherwise the
-default stays and the decision reports the smallest effect that comparison could have detected.
+the ``m`` candidates it was chosen among, eliminated ones included (level
+``1 - (1 - confidence) / m``); otherwise the default stays and the decision reports the smallest
+effect that comparison could have detected.
 
 Intervals are Student-t intervals of the mean paired difference (``scipy.stats.ttest_rel``):
 
@@ -132,31 +133,41 @@ def decide(
     *,
     confidence: float = 0.95,
     among: Sequence[str] | None = None,
+    comparisons: int | None = None,
 ) -> Decision:
     """Keep ``default`` unless the best candidate of ``among`` (default: every other key of
     ``scores``) is measurably better (the guard of the module docstring).
 
+    ``comparisons`` is the ``m`` of the Bonferroni correction: by default the number of rivals of
+    the default in ``among``; a race passes the number it started with, since the candidates it
+    eliminated were part of the choice too.
+
     Raises:
-        ValueError: when ``default`` or a name of ``among`` has no scores.
+        ValueError: when ``default`` or a name of ``among`` has no scores, or ``comparisons`` is
+            fewer than the rivals.
     """
     missing = [n for n in [default, *(among or ())] if n not in scores]
     if missing:
         raise ValueError(f"no scores for {missing!r}; scored: {sorted(scores)!r}")
     rivals = [n for n in (among if among is not None else scores) if n != default]
+    if comparisons is not None and comparisons < len(rivals):
+        raise ValueError(
+            f"comparisons must be >= the {len(rivals)} rivals, got comparisons={comparisons!r}"
+        )
     if not rivals:
         return Decision(default, default, False, None, None, "no candidate besides the default")
     best = max(rivals, key=lambda n: float(np.mean(scores[n])))
-    level = 1.0 - (1.0 - confidence) / len(rivals)
+    level = 1.0 - (1.0 - confidence) / (comparisons or len(rivals))
     guard = compare(scores[best], scores[default], level=level, names=(best, default))
     if guard.ci_low > 0.0:
         reason = (
-            f"{best} is measurably better than the default {default}: "
+            f"{best} is measurably better than the default ({default}): "
             f"{guard.diff:+.4f} [{guard.ci_low:+.4f}, {guard.ci_high:+.4f}] at {level:.4f}, "
             f"n = {guard.n}"
         )
         return Decision(best, default, True, best, guard, reason)
     reason = (
-        f"keep the default {default}: no candidate is measurably better (best {best}: "
+        f"keep the default ({default}): no candidate is measurably better (best {best}: "
         f"{guard.diff:+.4f} [{guard.ci_low:+.4f}, {guard.ci_high:+.4f}]; MDE = {guard.mde:.4f} "
         f"at n = {guard.n})"
     )

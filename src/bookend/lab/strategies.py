@@ -7,7 +7,8 @@ bookend with the theory spec, its rank-only form, one bookend per given profile 
 config, the frameworks' reorderers (:mod:`~bookend.lab.frameworks`), retrieval order and its
 reverse. Two strategies are built per item by the run: the seeded random shuffle
 (:func:`random_orders`, several draws averaged) and the oracle (:func:`best_slot_order`, which
-knows where the gold document is).
+knows where the gold document is); a slot measurement moves the gold document through the slots
+(:func:`gold_at_slot`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "bookend_strategy",
     "eval_strategies",
     "fixed_strategies",
+    "gold_at_slot",
     "random_orders",
 ]
 
@@ -124,5 +126,11 @@ def best_slot_order(gold_rank: int, k: int, slot_means: Mapping[int, float]) -> 
     measured slot, the other documents in retrieval order around it. ``slot_means[s]`` is the mean
     score with the gold document in slot ``s``; ties go to the earlier slot."""
     best = max(range(k), key=lambda s: (slot_means.get(s, float("-inf")), -s))
+    return gold_at_slot(gold_rank, k, best)
+
+
+def gold_at_slot(gold_rank: int, k: int, slot: int) -> list[int]:
+    """The gold document (at retrieval rank ``gold_rank``) in ``slot``, the other documents in
+    retrieval order around it: the order a slot measurement scores."""
     others = [r for r in range(k) if r != gold_rank]
-    return [*others[:best], gold_rank, *others[best:]]
+    return [*others[:slot], gold_rank, *others[slot:]]

@@ -13,7 +13,7 @@ from bookend.cli import build_parser
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("target", ["eval", "eval-quick", "validator", "fitted"])
+@pytest.mark.parametrize("target", ["eval", "eval-quick", "tune", "validator", "fitted"])
 def test_make_target_commands_parse(target: str) -> None:
     # make -n prints the recipes (with the stamps' installs) without running anything.
     printed = subprocess.run(
@@ -29,4 +29,4 @@ def test_make_target_commands_parse(target: str) -> None:
     assert commands, printed
     for words in commands:
         args = parser.parse_args(words[1:])
-        assert args.command in ("eval", "validate", "calibrate"), words
+        assert args.command in ("eval", "tune", "validate", "calibrate"), words

@@ -15,7 +15,6 @@ from bookend.cli import main
 from bookend.lab.experiments.evaluate import EvalResult, evaluate
 from bookend.lab.items.item import Item
 from bookend.lab.models import CallCache, LocalScorer
-from bookend.lab.models import local as scoring
 from bookend.lab.report.evaluation import REPORT_VERSION
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
@@ -34,20 +33,6 @@ def model_dir(tiny: SimpleNamespace, tmp_path: Path) -> Path:
     tiny.lm.save_pretrained(tmp_path / "model")
     tiny.tokenizer.save_pretrained(tmp_path / "model")
     return tmp_path / "model"
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every real model call, by prompt (the scorer's own counter is not trusted)."""
-    prompts: list[str] = []
-    real = scoring.score_continuations
-
-    def spy(lm: Any, tokenizer: Any, prompt: str, continuations: Any) -> Any:
-        prompts.append(prompt)
-        return real(lm, tokenizer, prompt, continuations)
-
-    monkeypatch.setattr(scoring, "score_continuations", spy)
-    return prompts
 
 
 def test_user_jsonl_end_to_end_through_the_cli(

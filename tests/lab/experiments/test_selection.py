@@ -44,6 +44,13 @@ def test_guard_is_bonferroni_corrected() -> None:
     assert decision.guard.level == pytest.approx(1 - 0.05 / 3)
 
 
+def test_guard_counts_the_candidates_a_race_eliminated() -> None:
+    scores = _planted(40, {"default": 0.0, "a": 0.0})
+    decision = decide(scores, "default", comparisons=6)
+    assert decision.guard is not None
+    assert decision.guard.level == pytest.approx(1 - 0.05 / 6)
+
+
 def test_compare_matches_the_t_interval() -> None:
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=30), rng.normal(size=30)
@@ -88,6 +95,7 @@ def test_no_candidate_equal_to_the_default_is_ever_chosen(n: int, seed: int) -> 
         (lambda: compare([1.0, 2.0], [1.0]), "shapes"),
         (lambda: compare([1.0, 2.0], [1.0, 3.0], level=1.0), "level="),
         (lambda: decide({"a": [1.0, 2.0]}, "default"), "default"),
+        (lambda: decide({"a": [1.0, 2.0], "b": [1.0, 2.0]}, "a", comparisons=0), "comparisons="),
         (lambda: Race(["a"], "default"), "default="),
         (lambda: Race(["default"], "default", min_items=1), "min_items="),
     ],

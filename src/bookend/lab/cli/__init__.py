@@ -4,6 +4,9 @@ experiment of :mod:`bookend.lab.experiments`; nothing here imports torch.
 - :mod:`~bookend.lab.cli.validate`: ``bookend validate`` (the influence validator).
 - :mod:`~bookend.lab.cli.calibrate`: ``bookend calibrate`` (slot table and fitted profile).
 - :mod:`~bookend.lab.cli.eval`: ``bookend eval`` (does placement help on your model and data?).
+- :mod:`~bookend.lab.cli.tune`: ``bookend tune`` (the placement for your model and data, chosen by
+  measurement).
+- :mod:`~bookend.lab.cli.runs`: the arguments ``eval`` and ``tune`` share.
 - :mod:`~bookend.lab.cli.common`: the extra's guard, torch threads, argument types.
 """
 
@@ -11,13 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookend.lab.cli import calibrate, eval, validate
+from bookend.lab.cli import calibrate, eval, tune, validate
 
 __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    """Add ``validate``, ``calibrate`` and ``eval`` to an ``argparse`` subparsers object."""
+    """Add ``validate``, ``calibrate``, ``eval`` and ``tune`` to an ``argparse`` subparsers
+    object."""
     validate.register(subparsers)
     calibrate.register(subparsers)
     eval.register(subparsers)
+    tune.register(subparsers)

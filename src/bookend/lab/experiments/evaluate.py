@@ -17,6 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import bookend
+from bookend.lab.experiments.setup import (
+    DEFAULT_FAMILIES,
+    call_cache,
+    describe,
+    run_families,
+    scorer_of,
+    source_settings,
+    theory_spec,
+)
 from bookend.lab.experiments.trials import (
     Measured,
     Ranked,
@@ -28,18 +37,13 @@ from bookend.lab.experiments.trials import (
     run_trials,
 )
 from bookend.lab.items.item import Item
-from bookend.lab.items.suites import SUITES, load_items
+from bookend.lab.items.suites import load_items
 from bookend.lab.metrics import metric_names, primary_metric
-from bookend.lab.models import LocalScorer, Scorer, load_scorer
+from bookend.lab.models import Scorer
 from bookend.lab.report.evaluation import build_report, markdown, write
 from bookend.lab.strategies import eval_strategies
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
-
-#: Template families of the generated suites in an evaluation; ``product`` and ``pet_colour`` stay
-#: out so a profile calibrated on these two can be evaluated on templates it never saw (a transfer
-#: check).
-DEFAULT_FAMILIES = ("birthplace", "access_code")
 
 
 @dataclass
@@ -116,15 +120,15 @@ def evaluate(
     if random_draws < 1:
         raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
     started = time.perf_counter()
-    chosen = _families(suite, families)
+    chosen = run_families(suite, families)
     loaded = load_items(
         items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
     )
     names = retriever_names(loaded, retrievers)
-    if scorer is None:
-        scorer = _load(weights, device, dtype, _cache(cache, out_dir), say)
+    cached = call_cache(cache, out_dir)
+    scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
     load_seconds = time.perf_counter() - started
-    spec = _theory(theory, scorer)
+    spec = theory_spec(theory, scorer)
     say(f"ranking {len(loaded)} items with {', '.join(names)}")
     ranked = Ranked.of(loaded, names)
     strategies = eval_strategies(spec, profiles or {})
@@ -141,7 +145,7 @@ def evaluate(
     measured = run_trials(
         scorer, loaded, ranked.per_item, trials, metrics, oracle=oracle, progress=progress
     )
-    settings = _source(items, suite, k, len(loaded), seed, chosen, split) | _design(
+    settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | _design(
         names, random_draws, oracle, profiles, spec, device, dtype
     )
     timing = _timing(started, load_seconds, measured.trials, scorer.calls)
@@ -149,64 +153,6 @@ def evaluate(
     text = markdown(report)
     files = [] if out_dir is None else write(report, text, Path(out_dir))
     return EvalResult(report=report, markdown=text, files=files, calls=scorer.calls)
-
-
-def _families(suite: str, families: Sequence[str] | None) -> Sequence[str] | None:
-    """The template families of a run: as given, or :data:`DEFAULT_FAMILIES` for a generated
-    suite (an unknown suite is reported when its items are built)."""
-    if families is not None:
-        return families
-    templated = suite in SUITES and SUITES[suite].templated
-    return DEFAULT_FAMILIES if templated else None
-
-
-def _cache(cache: str | Path | None, out_dir: str | Path | None) -> Path | None:
-    """The call-cache file: as given, else ``out_dir/calls.jsonl``, else none (in memory)."""
-    if cache is not None:
-        return Path(cache)
-    return None if out_dir is None else Path(out_dir) / "calls.jsonl"
-
-
-def _load(
-    weights: str | Path, device: str, dtype: str, cache: Path | None, say: Callable[[str], None]
-) -> Scorer:
-    """The in-process scorer of ``weights``."""
-    say(f"loading {weights} ({device}, {dtype})")
-    return load_scorer(weights, device=device, dtype=dtype, cache=cache)
-
-
-def _theory(theory: bookend.ModelLike | None, scorer: Scorer) -> bookend.ModelLike:
-    """The model of ``bookend-theory``: as given, else the local model's own spec."""
-    if theory is not None:
-        return theory
-    if isinstance(scorer, LocalScorer):
-        return scorer.spec
-    raise ValueError(
-        f"theory must be given for scorer {scorer.model_id!r}, whose depth is not known here "
-        "(a preset such as 'llama-3.1-8b', a spec or a profile)"
-    )
-
-
-def _source(
-    items: str | Path | Sequence[Item] | None,
-    suite: str,
-    k: int,
-    n_items: int,
-    seed: int,
-    families: Sequence[str] | None,
-    split: str,
-) -> dict[str, Any]:
-    """The settings that say which items were run (the suite's only for built-in items)."""
-    built_in = items is None
-    return {
-        "items": _describe(items),
-        "suite": suite if built_in else None,
-        "k": k if built_in else None,
-        "n_items": n_items,
-        "seed": seed,
-        "families": list(families) if built_in and families is not None else None,
-        "split": split if built_in else None,
-    }
 
 
 def _design(
@@ -223,27 +169,11 @@ def _design(
         "retrievers": list(retrievers),
         "random_draws": random_draws,
         "oracle": oracle,
-        "profiles": {name: _describe(p) for name, p in (profiles or {}).items()},
+        "profiles": {name: describe(p) for name, p in (profiles or {}).items()},
         "theory": str(theory),
         "device": device,
         "dtype": dtype,
     }
-
-
-def _describe(source: Any) -> Any:
-    """How an input appears in the report's settings (a placement config: its JSON form)."""
-    if isinstance(source, bookend.PlacementConfig):
-        try:
-            return source.model_dump(mode="json")
-        except ValueError:  # a profile object without a JSON form
-            return repr(source)
-    if source is None:
-        return "built-in"
-    if isinstance(source, (str, Path)):
-        return str(source)
-    if isinstance(source, Sequence):
-        return "given"
-    return str(getattr(source, "label", None) or type(source).__name__)
 
 
 def _report(

@@ -29,13 +29,14 @@ The JSONL file has one JSON object per line:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Item", "load_jsonl", "render_prompt"]
+__all__ = ["Item", "items_sha256", "load_jsonl", "render_prompt"]
 
 
 @dataclass(frozen=True)
@@ -224,3 +225,10 @@ def load_jsonl(path: str | Path) -> list[Item]:
     if len(set(ids)) != len(ids):
         raise ValueError(f"item ids must be unique in path={str(path)!r}")
     return items
+
+
+def items_sha256(items: Sequence[Item]) -> str:
+    """The SHA-256 of every field of every item, in order (JSON, keys sorted): the same items
+    give the same hash on any machine, and any changed field, document or order changes it."""
+    text = json.dumps([asdict(item) for item in items], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -13,11 +13,19 @@ that :func:`bookend.lab.models.local.load_trained` loads:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 from pathlib import Path
 
-__all__ = ["NAMED_WEIGHTS", "cache_dir", "gemma3_gguf", "resolve_weights", "smollm2_gguf"]
+__all__ = [
+    "NAMED_WEIGHTS",
+    "cache_dir",
+    "gemma3_gguf",
+    "resolve_weights",
+    "smollm2_gguf",
+    "weights_sha256",
+]
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GEMMA3_FILE = "gemma-3-270m-q4_k_m.gguf"
@@ -87,3 +95,29 @@ def resolve_weights(path: str | Path) -> Path:
             f"weights path does not exist: path={str(path)!r} (or name one of {NAMED_WEIGHTS})"
         )
     return source
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def weights_sha256(path: str | Path) -> str:
+    """The SHA-256 of a model file, or for a model directory of the list of its files (relative
+    path and SHA-256 of each, sorted): what a tuned config records about the model it was
+    measured on.
+
+    Raises:
+        ValueError: when the path does not exist.
+    """
+    source = Path(path)
+    if source.is_file():
+        return _file_sha256(source)
+    if not source.is_dir():
+        raise ValueError(f"weights path does not exist: path={str(path)!r}")
+    files = sorted(p for p in source.rglob("*") if p.is_file())
+    listing = "\n".join(f"{p.relative_to(source).as_posix()} {_file_sha256(p)}" for p in files)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()

@@ -2,8 +2,11 @@
 
 - :mod:`~bookend.lab.report.evaluation`: the versioned ``bookend eval`` report, its Markdown
   tables and the files written.
+- :mod:`~bookend.lab.report.tuning`: the ``bookend tune`` report and the tuned config with its
+  provenance.
 - :mod:`~bookend.lab.report.calibration`: the ``bookend calibrate`` report and its terminal lines.
 - :mod:`~bookend.lab.report.influence`: the ``bookend validate`` terminal summary.
+- :mod:`~bookend.lab.report.cells`: the Markdown tables' cells.
 - :mod:`~bookend.lab.report.figures`: every PNG figure (through the one matplotlib entry point,
   :func:`bookend.plot.pyplot`).
 """

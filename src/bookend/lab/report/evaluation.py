@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend
+from bookend.lab.report.cells import difference_cell, estimate_cell
 from bookend.lab.stats import estimate, paired_difference
 from bookend.lab.strategies import BASELINES
 
@@ -133,28 +134,11 @@ def build_report(
     }
 
 
-def _fmt(metric: str, value: float) -> str:
-    return f"{100 * value:.1f}" if metric != "gold_logprob" else f"{value:.3f}"
-
-
-def _cell(metric: str, e: Mapping[str, Any]) -> str:
-    return f"{_fmt(metric, e['mean'])} [{_fmt(metric, e['ci_low'])}, {_fmt(metric, e['ci_high'])}]"
-
-
-def _diff_cell(metric: str, d: Mapping[str, Any]) -> str:
-    sign = {"better": " ▲", "worse": " ▼"}.get(d["verdict"], "")
-    scale = 1.0 if metric == "gold_logprob" else 100.0
-    return (
-        f"{scale * d['diff']:+.2f} [{scale * d['ci_low']:+.2f}, {scale * d['ci_high']:+.2f}]"
-        f"{sign} (MDE {scale * d['mde']:.2f})"
-    )
-
-
 def strategy_table(strategies: Mapping[str, Any], metrics: Sequence[str]) -> str:
     """Strategies as rows, one column per metric: mean [95% interval]."""
     lines = ["| strategy | " + " | ".join(metrics) + " |", "|---|" + "---|" * len(metrics)]
     for name, per_metric in strategies.items():
-        cells = [_cell(m, per_metric[m]) for m in metrics]
+        cells = [estimate_cell(m, per_metric[m]) for m in metrics]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -164,7 +148,7 @@ def paired_table(paired: Mapping[str, Any], metrics: Sequence[str]) -> str:
     lines = ["| comparison | " + " | ".join(metrics) + " |", "|---|" + "---|" * len(metrics)]
     for name, per_metric in paired.items():
         lines.append(
-            f"| {name} | " + " | ".join(_diff_cell(m, per_metric[m]) for m in metrics) + " |"
+            f"| {name} | " + " | ".join(difference_cell(m, per_metric[m]) for m in metrics) + " |"
         )
     return "\n".join(lines)
 

@@ -2,6 +2,8 @@
 
 - ``bookend eval``: :func:`position_curve` (the primary metric by the gold document's slot) and
   :func:`strategy_comparison` (every strategy's mean and bookend's paired differences);
+- ``bookend tune``: :func:`candidate_means` (every candidate's mean, the chosen one marked, the
+  random baseline as a band);
 - ``bookend validate``: :func:`plot_profile` (the measured influence profile against the theory);
 - ``bookend calibrate``: :func:`plot_slots` (the slot table) and :func:`plot_heldback` (held-back
   accuracy by slot against every profile's prediction).
@@ -21,6 +23,7 @@ from bookend.plot import pyplot
 from bookend.theory import dead_zone
 
 __all__ = [
+    "candidate_means",
     "plot_heldback",
     "plot_profile",
     "plot_slots",
@@ -93,6 +96,38 @@ def strategy_comparison(report: Mapping[str, Any], path: Path) -> Path:
         ax_p.invert_yaxis()
         ax_p.set(xlabel=f"paired difference in {metric} (shaded: ± median MDE)")
         ax_p.set_title("bookend minus baseline, same items (95% CI)")
+    return _save(fig, path, dpi=130)
+
+
+def candidate_means(report: Mapping[str, Any], path: Path) -> Path:
+    """Every candidate's mean (95% CI) on the items it was judged on: the chosen one green,
+    eliminated ones grey, the random baseline's interval shaded."""
+    plt = pyplot()
+    metric = report["metric"]
+    rows = [(n, c) for n, c in report["candidates"].items() if c["estimate"] is not None]
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.4 * len(rows)))
+    for y, (name, c) in enumerate(rows):
+        e = c["estimate"]
+        colour = (
+            "tab:green"
+            if name == report["decision"]["chosen"]
+            else "tab:grey"
+            if c["eliminated_at"] is not None
+            else "tab:blue"
+        )
+        err = [[e["mean"] - e["ci_low"]], [e["ci_high"] - e["mean"]]]
+        ax.errorbar(e["mean"], y, xerr=err, fmt="o", color=colour, capsize=3)
+    if report["random"] is not None:
+        r = report["random"]
+        ax.axvspan(r["ci_low"], r["ci_high"], color="tab:orange", alpha=0.15, lw=0)
+        ax.axvline(r["mean"], color="tab:orange", lw=1, label="random shuffles (95% CI)")
+        ax.legend(fontsize=8, loc="lower right")
+    ax.set_yticks(range(len(rows)), [n for n, _ in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set(
+        xlabel=_label(metric),
+        title=f"{Path(report['model']).name}: candidates, {report['n_judged']} items (95% CI)",
+    )
     return _save(fig, path, dpi=130)
 
 

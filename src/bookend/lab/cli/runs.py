@@ -1,0 +1,94 @@
+"""What ``bookend eval`` and ``bookend tune`` share: both score orders of items on a model, so
+they take the same model, items and output arguments, check them alike and pass them on alike."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from bookend.lab.items.suites import SUITES
+
+__all__ = ["DOCS", "ITEMS", "add_run_arguments", "check_counts", "print_result", "run_arguments"]
+
+#: Documents per built-in item and built-in items when not told (K = 10, 60 items).
+DOCS = 10
+ITEMS = 60
+
+
+def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> None:
+    """The model, items and output arguments of a run (``split`` and ``out``: the defaults)."""
+    p.add_argument(
+        "--weights",
+        default="smollm2",
+        help="local model directory, .gguf file, 'smollm2' or 'gemma3-270m' (default: smollm2)",
+    )
+    p.add_argument("--items-file", help="JSONL items (see README); default: built-in items")
+    p.add_argument(
+        "--suite",
+        choices=sorted(SUITES),
+        default="hard",
+        help="built-in items: generated hard items, plain generated lookups, real "
+        "NaturalQuestions passages among retrieved hard negatives, or real ISO 3166-2 "
+        "look-alike records (default hard)",
+    )
+    p.add_argument("--docs", type=int, help=f"documents per built-in item (default {DOCS})")
+    p.add_argument("--items", type=int, help=f"built-in items (default {ITEMS})")
+    p.add_argument("--seed", type=int, default=0, help="item generator and shuffle seed")
+    p.add_argument(
+        "--split",
+        choices=("calibration", "selection", "evaluation"),
+        default=split,
+        help=f"built-in items' split (default {split})",
+    )
+    p.add_argument(
+        "--retriever",
+        action="append",
+        choices=("bm25", "minilm", "file"),
+        help="repeatable; items take them in turn (default: file scores, else bm25 and minilm)",
+    )
+    p.add_argument("--theory", help="model spec of the theory orders (default: from the config)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    p.add_argument("--out", default=out, help=f"output directory (default {out})")
+    p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
+    """Refuse a count below 1 among ``options`` (attribute names), naming its option."""
+    for option in options:
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
+
+
+def run_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`~bookend.lab.experiments.evaluate.evaluate` and
+    :func:`~bookend.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed (the items
+    file, K and the number of items aside); status lines go to stderr."""
+    command = args.command_name
+    return {
+        "suite": args.suite,
+        "weights": args.weights,
+        "device": args.device,
+        "dtype": args.dtype,
+        "cache": args.cache,
+        "seed": args.seed,
+        "split": args.split,
+        "retrievers": args.retriever,
+        "theory": args.theory,
+        "out_dir": args.out,
+        "progress": not args.no_progress,
+        "log": lambda message: print(f"bookend {command}: {message}", file=sys.stderr),
+    }
+
+
+def print_result(markdown: str, files: Sequence[object]) -> int:
+    """The report on stdout, the files written on stderr; exit code 0."""
+    print(markdown)
+    for path in files:
+        print(f"wrote {path}", file=sys.stderr)
+    return 0

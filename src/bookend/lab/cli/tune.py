@@ -1,0 +1,72 @@
+"""The ``bookend tune`` subcommand: choose the placement config for a model and items.
+
+Examples::
+
+    bookend tune --weights smollm2 --suite nq --docs 10 --items 60 --threads 1
+    bookend tune --weights ./my-model --items-file my_items.jsonl --max-calls 600 --out tuned
+
+Parses, then calls :func:`~bookend.lab.experiments.tune.tune`. Imports without torch; a missing
+``bookend[validate]`` extra ends the command with one line and exit code 2, as do bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bookend.lab.cli.common import guarded, set_threads
+from bookend.lab.cli.runs import (
+    DOCS,
+    ITEMS,
+    add_run_arguments,
+    check_counts,
+    print_result,
+    run_arguments,
+)
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``tune`` subcommand to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "tune",
+        help="choose the placement for your model and items by measurement; writes a config",
+        description=(
+            "Race candidate placements (the default, relevance order, its reverse, the theory's "
+            "bookend view, Haystack's and LangChain's patterns, a slot table measured on your "
+            "items with cross-fitting) on your items, stop scoring the clearly-behind, and keep "
+            "the default unless a candidate is measurably better (a Bonferroni-corrected paired "
+            "interval). Writes tuned.json (the config and its provenance), report.json, "
+            "report.md and tune.png to --out; resumable through the call cache."
+        ),
+    )
+    add_run_arguments(p, split="calibration", out="bookend-tune")
+    p.add_argument("--folds", type=int, default=2, help="cross-fitting folds (default 2)")
+    p.add_argument("--max-calls", type=int, help="budget: at most this many model calls")
+    p.add_argument("--minutes", type=float, help="budget: stop judging after this many minutes")
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="the guard's level before its Bonferroni correction (default 0.95)",
+    )
+    p.set_defaults(func=guarded(_tune), command_name="tune")
+
+
+def _tune(args: argparse.Namespace) -> int:
+    check_counts(args, ("docs", "items", "threads"))
+    set_threads(args.threads)
+    from bookend.lab.experiments.tune import tune
+
+    result = tune(
+        args.items_file,
+        **run_arguments(args),
+        k=args.docs or DOCS,
+        n_items=args.items or ITEMS,
+        folds=args.folds,
+        max_calls=args.max_calls,
+        minutes=args.minutes,
+        confidence=args.confidence,
+    )
+    return print_result(result.markdown, result.files)

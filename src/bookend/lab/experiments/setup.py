@@ -1,0 +1,126 @@
+"""What an experiment that compares orders sets up before it scores, and how it records its
+inputs: the template families of its items, its scorer (given, or local weights loaded with a
+call cache), the theory spec and the hash of the model; the settings that name its items.
+``evaluate`` and ``tune`` share these steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import bookend
+from bookend.lab.items.item import Item
+from bookend.lab.items.suites import SUITES
+from bookend.lab.models import LocalScorer, Scorer, load_scorer
+from bookend.lab.models.weights import weights_sha256
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "call_cache",
+    "describe",
+    "model_sha256",
+    "run_families",
+    "scorer_of",
+    "source_settings",
+    "theory_spec",
+]
+
+#: Template families of the generated suites in a run; ``product`` and ``pet_colour`` stay out so
+#: a profile calibrated on these two can be evaluated on templates it never saw (a transfer check).
+DEFAULT_FAMILIES = ("birthplace", "access_code")
+
+
+def run_families(suite: str, families: Sequence[str] | None) -> Sequence[str] | None:
+    """The template families of a run: as given, or :data:`DEFAULT_FAMILIES` for a generated
+    suite (an unknown suite is reported when its items are built)."""
+    if families is not None:
+        return families
+    templated = suite in SUITES and SUITES[suite].templated
+    return DEFAULT_FAMILIES if templated else None
+
+
+def call_cache(cache: str | Path | None, out_dir: str | Path | None) -> Path | None:
+    """The call-cache file: as given, else ``out_dir/calls.jsonl``, else none (in memory)."""
+    if cache is not None:
+        return Path(cache)
+    return None if out_dir is None else Path(out_dir) / "calls.jsonl"
+
+
+def scorer_of(
+    scorer: Scorer | None,
+    weights: str | Path,
+    *,
+    device: str,
+    dtype: str,
+    cache: Path | None,
+    say: Callable[[str], None],
+) -> Scorer:
+    """``scorer`` when given, else the in-process scorer of ``weights`` through ``cache``."""
+    if scorer is not None:
+        return scorer
+    say(f"loading {weights} ({device}, {dtype})")
+    return load_scorer(weights, device=device, dtype=dtype, cache=cache)
+
+
+def theory_spec(theory: bookend.ModelLike | None, scorer: Scorer) -> bookend.ModelLike:
+    """The model of the theory strategies: as given, else the local model's own spec.
+
+    Raises:
+        ValueError: for a scorer whose architecture is not known here and no ``theory``.
+    """
+    if theory is not None:
+        return theory
+    if isinstance(scorer, LocalScorer):
+        return scorer.spec
+    raise ValueError(
+        f"theory must be given for scorer {scorer.model_id!r}, whose depth is not known here "
+        "(a preset such as 'llama-3.1-8b', a spec or a profile)"
+    )
+
+
+def model_sha256(scorer: Scorer) -> str | None:
+    """The SHA-256 of a local model's weights (:func:`~bookend.lab.models.weights.weights_sha256`
+    of the path it was loaded from); ``None`` for a scorer without local weights."""
+    if isinstance(scorer, LocalScorer) and Path(scorer.model.name).exists():
+        return weights_sha256(scorer.model.name)
+    return None
+
+
+def source_settings(
+    items: str | Path | Sequence[Item] | None,
+    suite: str,
+    k: int,
+    n_items: int,
+    seed: int,
+    families: Sequence[str] | None,
+    split: str,
+) -> dict[str, Any]:
+    """The settings that say which items were run (the suite's only for built-in items)."""
+    built_in = items is None
+    return {
+        "items": describe(items),
+        "suite": suite if built_in else None,
+        "k": k if built_in else None,
+        "n_items": n_items,
+        "seed": seed,
+        "families": list(families) if built_in and families is not None else None,
+        "split": split if built_in else None,
+    }
+
+
+def describe(source: Any) -> Any:
+    """How an input appears in the report's settings (a placement config: its JSON form)."""
+    if isinstance(source, bookend.PlacementConfig):
+        try:
+            return source.model_dump(mode="json")
+        except ValueError:  # a profile object without a JSON form
+            return repr(source)
+    if source is None:
+        return "built-in"
+    if isinstance(source, (str, Path)):
+        return str(source)
+    if isinstance(source, Sequence):
+        return "given"
+    return str(getattr(source, "label", None) or type(source).__name__)

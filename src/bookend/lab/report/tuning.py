@@ -1,0 +1,315 @@
+"""The ``bookend tune`` report: JSON, Markdown, the tuned config with its provenance, one figure.
+
+Files written:
+
+``tuned.json``
+    ``{"config": {...}, "provenance": {...}}``. ``config`` is the chosen
+    :class:`~bookend.PlacementConfig` as JSON (``PlacementConfig.model_validate(doc["config"])``
+    loads it; :func:`placement_config` reads either file); ``provenance`` says where it comes
+    from (fields below). The two are kept apart because a placement config rejects unknown
+    fields.
+``report.json``
+    Every field below, the candidates' configs, the slot measurement and per-item results.
+``report.md``, ``tune.png``
+    The tables, and the candidates' means with their intervals.
+
+Fields of ``report.json`` (``report_version`` 1): ``model``, ``settings``, ``metric`` (the
+primary metric, ``candidate_prob`` or ``gold_logprob``), ``n_items``, ``n_judged``, ``stopped``
+(``items``, ``calls`` or ``minutes``), ``candidates`` (per candidate: ``estimate`` ``{"mean",
+"ci_low", "ci_high", "n"}`` with a 95% bootstrap interval over the items it was judged on,
+``eliminated_at`` (items judged when the race eliminated it, or ``null``), ``versus_default``
+(the paired comparison against the default on the same items at ``confidence``, uncorrected;
+fields of :class:`~bookend.lab.selection.Comparison`), ``config``), ``random`` (the baseline's
+estimate), ``decision`` (``chosen``, ``switched``, ``best``, ``guard``: the Bonferroni-corrected
+comparison that decided, ``reason``), ``chosen`` (``versus_default``, ``versus_framework``: against
+the best framework pattern other than itself, ``versus_random``), ``measurement`` (the slot
+table's design and per-slot means), ``provenance``, ``timing`` and ``items``.
+
+``provenance``: ``model``, ``model_sha256`` (of the model file, or of a model directory's files;
+``null`` for a scorer without local weights), ``items_sha256``, ``n_items``, ``n_judged``,
+``chosen``, ``switched``, ``decision``, ``metric``, ``confidence``, ``versus_default``,
+``versus_framework``, ``guard``, ``settings``, ``date`` (UTC, ISO 8601), ``bookend_version``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import bookend
+from bookend.lab.report.cells import difference_cell, estimate_cell, value_cell
+from bookend.lab.selection import Comparison, Decision, compare
+from bookend.lab.stats import estimate
+
+__all__ = [
+    "REPORT_VERSION",
+    "build_report",
+    "markdown",
+    "placement_config",
+    "tuned_config",
+    "write",
+]
+
+REPORT_VERSION = 1
+
+
+def _versus(
+    scores: Mapping[str, Sequence[float]], a: str, b: str, level: float
+) -> dict[str, Any] | None:
+    """``a`` minus ``b`` on the items both were judged on (a prefix of the judging order)."""
+    n = min(len(scores[a]), len(scores[b]))
+    if a == b or n < 2:
+        return None
+    return compare(scores[a][:n], scores[b][:n], level=level, names=(a, b)).to_json()
+
+
+def _best_other(
+    scores: Mapping[str, Sequence[float]], names: Sequence[str], not_: str
+) -> str | None:
+    rivals = [n for n in names if n != not_ and len(scores[n]) > 0]
+    return max(rivals, key=lambda n: float(np.mean(scores[n])), default=None)
+
+
+def _estimate(values: Sequence[float]) -> dict[str, float | int] | None:
+    return estimate(values).to_json() if values else None
+
+
+def _guard(comparison: Comparison | None) -> dict[str, Any] | None:
+    return None if comparison is None else comparison.to_json()
+
+
+def build_report(
+    *,
+    model_id: str,
+    settings: Mapping[str, Any],
+    metric: str,
+    candidates: Sequence[str],
+    configs: Mapping[str, Any],
+    default: str,
+    frameworks: Sequence[str],
+    scores: Mapping[str, Sequence[float]],
+    baseline: str,
+    eliminated: Mapping[str, int],
+    decision: Decision,
+    confidence: float,
+    n_items: int,
+    stopped: str,
+    measurement: Mapping[str, Any],
+    hashes: Mapping[str, str | None],
+    item_rows: Sequence[Mapping[str, Any]],
+    timing: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Assemble the report (fields in the module docstring); ``scores`` holds every candidate's
+    and the ``baseline``'s per-item values, ``hashes`` the ``model_sha256`` and
+    ``items_sha256``."""
+    chosen = decision.chosen
+    framework = _best_other(scores, frameworks, chosen)
+    versus = {
+        "versus_default": _versus(scores, chosen, default, confidence),
+        "versus_framework": None
+        if framework is None
+        else _versus(scores, chosen, framework, confidence),
+        "versus_random": _versus(scores, chosen, baseline, confidence),
+    }
+    n_judged = len(scores[default])
+    decided = {
+        "chosen": chosen,
+        "switched": decision.switched,
+        "best": decision.best,
+        "guard": _guard(decision.guard),
+        "reason": decision.reason,
+    }
+    provenance = {
+        "model": model_id,
+        **hashes,
+        "n_items": n_items,
+        "n_judged": n_judged,
+        "chosen": chosen,
+        "switched": decision.switched,
+        "decision": decision.reason,
+        "metric": metric,
+        "confidence": confidence,
+        "versus_default": versus["versus_default"],
+        "versus_framework": versus["versus_framework"],
+        "guard": decided["guard"],
+        "settings": dict(settings),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "bookend_version": bookend.__version__,
+    }
+    return {
+        "report_version": REPORT_VERSION,
+        "bookend_version": bookend.__version__,
+        "model": model_id,
+        "settings": dict(settings),
+        "metric": metric,
+        "confidence": confidence,
+        "n_items": n_items,
+        "n_judged": n_judged,
+        "stopped": stopped,
+        "candidates": {
+            name: {
+                "estimate": _estimate(scores[name]),
+                "eliminated_at": eliminated.get(name),
+                "versus_default": _versus(scores, name, default, confidence),
+                "config": configs.get(name),
+            }
+            for name in candidates
+        },
+        "random": _estimate(scores[baseline]),
+        "decision": decided,
+        "chosen": {"name": chosen, "framework": framework, **versus},
+        "measurement": dict(measurement),
+        "provenance": provenance,
+        "timing": dict(timing),
+        "items": list(item_rows),
+    }
+
+
+def tuned_config(config: bookend.PlacementConfig, report: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tuned.json`` document: the chosen config and the report's provenance."""
+    return {"config": config.model_dump(mode="json"), "provenance": report["provenance"]}
+
+
+def placement_config(text: str) -> bookend.PlacementConfig:
+    """The placement config in a JSON text: a config itself, or the ``config`` of a ``tuned.json``
+    (an object with ``config`` and ``provenance``, keys no config has).
+
+    Raises:
+        ValueError: for text that is not JSON, or holds no valid config.
+    """
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    if isinstance(document, dict) and set(document) == {"config", "provenance"}:
+        document = document["config"]
+    return bookend.PlacementConfig.model_validate(document)
+
+
+def _estimate_or_dash(metric: str, e: Mapping[str, Any] | None) -> str:
+    return "—" if e is None else estimate_cell(metric, e)
+
+
+def _difference(metric: str, d: Mapping[str, Any] | None) -> str:
+    return "—" if d is None else f"{difference_cell(metric, d)}, n = {d['n']}"
+
+
+def _candidate_table(report: Mapping[str, Any]) -> str:
+    metric = report["metric"]
+    lines = [
+        "| candidate | mean [95% CI] | items judged | eliminated after | minus default |",
+        "|---|---|---|---|---|",
+    ]
+    for name, c in report["candidates"].items():
+        marker = " **(chosen)**" if name == report["decision"]["chosen"] else ""
+        out = "—" if c["eliminated_at"] is None else f"{c['eliminated_at']} items"
+        n = 0 if c["estimate"] is None else c["estimate"]["n"]
+        lines.append(
+            f"| {name}{marker} | {_estimate_or_dash(metric, c['estimate'])} | {n} | {out} | "
+            f"{_difference(metric, c['versus_default'])} |"
+        )
+    r = report["random"]
+    n = 0 if r is None else r["n"]
+    lines.append(
+        f"| random (baseline, never chosen) | {_estimate_or_dash(metric, r)} | {n} | — | — |"
+    )
+    return "\n".join(lines)
+
+
+def _against_default(report: Mapping[str, Any]) -> str:
+    """The guard's line: the chosen candidate against the default, or when the default is kept,
+    the best rival against it (with the MDE that comparison had)."""
+    d, metric = report["decision"], report["metric"]
+    if d["guard"] is None:
+        return "- against the default: no rival was judged"
+    level = f"at {d['guard']['level']:.2%}, Bonferroni-corrected"
+    if d["switched"]:
+        return f"- against the default ({level}): {_difference(metric, d['guard'])}"
+    return f"- the best rival, {d['best']}, against the default ({level}): " + _difference(
+        metric, d["guard"]
+    )
+
+
+def _measurement(m: Mapping[str, Any]) -> str:
+    pooled = m["tables"]["pooled"]
+    head = (
+        f"{m['scored_pairs']} of {m['planned_pairs']} planned (item, slot) pairs scored "
+        f"(K = {m['k']}, metric `{m['metric']}`)."
+    )
+    if pooled is None:
+        return f"{head} Too few to give every slot a measurement: `measured-slots` was left out."
+    means = ", ".join(value_cell(m["metric"], v) for v in pooled["slot_means"])
+    return f"{head} Pooled means by slot (1 first, {pooled['items_per_slot']} items each): {means}."
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown: the decision, the candidates, the chosen one's comparisons."""
+    metric = report["metric"]
+    d, c, t = report["decision"], report["chosen"], report["timing"]
+    units = "gold_logprob in nats" if metric == "gold_logprob" else f"{metric} in percent (points)"
+    stop = {
+        "items": "every item was judged",
+        "calls": "the calls budget ran out",
+        "minutes": "the time budget ran out",
+    }[report["stopped"]]
+    framework = c["framework"] or "none"
+    parts = [
+        f"## bookend tune: {Path(report['model']).name}, {report['n_judged']} of "
+        f"{report['n_items']} items judged",
+        f"**Decision.** {d['reason']}.",
+        f"Written: `{d['chosen']}` (`tuned.json`: the config and its provenance).",
+        f"### Candidates on `{metric}` ({units})",
+        _candidate_table(report),
+        "Means: 95% bootstrap intervals over the items each candidate was judged on. "
+        f"Minus default: paired t-interval at {report['confidence']:.0%} on the same items "
+        "(uncorrected; the decision's guard is Bonferroni-corrected over every candidate). "
+        "▲/▼: the interval excludes 0. MDE: the smallest difference detected with 80% power.",
+        f"### `{d['chosen']}` against the others",
+        "\n".join(
+            [
+                _against_default(report),
+                f"- against the best framework pattern ({framework}): "
+                f"{_difference(metric, c['versus_framework'])}",
+                f"- against random shuffles: {_difference(metric, c['versus_random'])}",
+            ]
+        ),
+        "### Measured slot table",
+        _measurement(report["measurement"]),
+        "### Notes",
+        "- `alternate` is Haystack's LostInTheMiddleRanker pattern; `langchain` is LangChain's "
+        "LongContextReorder, which LlamaIndex's equals when the retriever's scores are given.\n"
+        f"- The slot tables (`reversed`, `langchain`, `measured-slots`) are built for K = "
+        f"{report['settings']['k_candidates']}.\n"
+        "- A fitted parametric profile (primacy, a recency window, a floor) is not a candidate "
+        "yet: a later step.",
+        f"Time: {t['seconds']:.0f} s, {t['model_calls']} model calls ({t['measure_calls']} to "
+        f"measure the slots, {t['race_calls']} in the race); {stop}.",
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def write(
+    report: Mapping[str, Any], text: str, config: bookend.PlacementConfig, directory: Path
+) -> list[Path]:
+    """Write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` (when matplotlib is
+    installed) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tuned = directory / "tuned.json"
+    tuned.write_text(json.dumps(tuned_config(config, report), indent=2) + "\n", encoding="utf-8")
+    json_path = directory / "report.json"
+    json_path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    md_path = directory / "report.md"
+    md_path.write_text(text, encoding="utf-8")
+    files = [tuned, json_path, md_path]
+    from bookend.plot import matplotlib_available
+
+    if matplotlib_available():
+        from bookend.lab.report.figures import candidate_means
+
+        files.append(candidate_means(report, directory / "tune.png"))
+    return files

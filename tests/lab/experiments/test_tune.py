@@ -1,0 +1,387 @@
+"""``bookend tune`` end to end: a user JSONL on a tiny random model built here, a planted scorer
+for the decisions, the folds and the slot design, the LangChain table, the errors."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bookend
+from bookend.cli import main
+from bookend.lab.experiments.candidates import fixed_candidates, langchain_table
+from bookend.lab.experiments.folds import Folds
+from bookend.lab.experiments.measured_slots import SlotMeasurement, slot_blocks
+from bookend.lab.experiments.trials import Ranked
+from bookend.lab.experiments.tune import tune
+from bookend.lab.frameworks import haystack_order, langchain_order, llama_index_order
+from bookend.lab.items.item import Item, items_sha256, load_jsonl
+from bookend.lab.models import CallCache, Continuations
+from bookend.lab.strategies import bookend_strategy
+
+
+def _write_items(path: Path, n: int, k: int, *, gold_first: bool = False) -> Path:
+    """``n`` lookups of ``k`` scored documents, each holding one code; the gold document is
+    ranked anywhere, or first (the highest score) with ``gold_first``."""
+    rng = random.Random(7)
+    lines = []
+    for i in range(n):
+        codes = [str(100 + 7 * j + i) for j in range(k)]
+        gold = 0 if gold_first else rng.randrange(k)
+        documents = [
+            {"text": f"Record {j}: the code of entity {i}-{j} is {codes[j]}.", "score": s}
+            for j, s in enumerate(sorted((rng.random() for _ in range(k)), reverse=True))
+        ]
+        documents[gold]["text"] = f"Record {gold}: the code of entity {i} is {codes[gold]}."
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"user-{i}",
+                    "question": f"What is the code of entity {i}?",
+                    "documents": documents,
+                    "answer": codes[gold],
+                    "candidates": codes,
+                    "gold": gold,
+                }
+            )
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _directory_sha256(directory: Path) -> str:
+    listing = "\n".join(
+        f"{p.relative_to(directory).as_posix()} {hashlib.sha256(p.read_bytes()).hexdigest()}"
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    )
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def test_user_jsonl_end_to_end_on_a_tiny_model(
+    saved_model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    work = tmp_path_factory.mktemp("tune")  # not the model's directory, whose files are hashed
+    items_file = _write_items(work / "items.jsonl", 12, 4)
+    out = work / "out"
+    model_hash = _directory_sha256(saved_model)
+    result = tune(items_file, weights=saved_model, out_dir=out, progress=False)
+    report = result.report
+    assert {p.name for p in result.files} == {"tuned.json", "report.json", "report.md", "tune.png"}
+    assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
+    # Folds: the items alternate between the two folds in the order of their ids' hashes.
+    by_hash = sorted(
+        (f"user-{i}" for i in range(12)), key=lambda s: hashlib.sha256(s.encode()).hexdigest()
+    )
+    assert [row["id"] for row in report["items"]] == by_hash
+    assert [row["fold"] for row in report["items"]] == [0, 1] * 6
+    # Every candidate was judged on every item (no elimination before 20 items), the
+    # cross-fitted slot table among them.
+    assert set(report["candidates"]) == {
+        "default", "relevance", "reversed", "view", "alternate", "langchain", "measured-slots"
+    }  # fmt: skip
+    for row in report["items"]:
+        assert set(report["candidates"]) | {"random", "random#0", "random#1"} == set(row["results"])
+    measured = report["measurement"]
+    assert measured["scored_pairs"] == measured["planned_pairs"] == 12 * 2  # 2 of 4 slots each
+    assert measured["tables"]["fold 0 held out"]["items_per_slot"] == 3
+    # The guard: the decision follows from its Bonferroni-corrected interval.
+    decision = report["decision"]
+    guard = decision["guard"]
+    assert guard["level"] == pytest.approx(1 - 0.05 / 6)
+    assert decision["switched"] == (guard["ci_low"] > 0)
+    assert result.decision.chosen == decision["chosen"]
+    if not decision["switched"]:
+        assert decision["chosen"] == "default"
+        assert f"MDE = {guard['mde']:.4f}" in decision["reason"]
+    # The config written is the chosen one and loads as a PlacementConfig.
+    doc = json.loads((out / "tuned.json").read_text(encoding="utf-8"))
+    assert set(doc) == {"config", "provenance"}
+    config = bookend.PlacementConfig.model_validate(doc["config"])
+    written = report["candidates"][decision["chosen"]]["config"]
+    written = written.get("pooled", written)  # measured-slots: the table of every fold
+    assert config == result.config == bookend.PlacementConfig.model_validate(written)
+    assert bookend.Bookend.from_config(config).place(["a", "b", "c"], [0.2, 0.9, 0.5]).items
+    # Provenance.
+    p = doc["provenance"]
+    assert p["model"] == f"{saved_model}|float32"
+    assert p["model_sha256"] == model_hash
+    assert p["items_sha256"] == items_sha256(load_jsonl(items_file))
+    assert (p["n_items"], p["n_judged"], p["chosen"]) == (12, 12, decision["chosen"])
+    assert p["guard"] == guard
+    assert p["versus_framework"]["reference"] in ("alternate", "langchain")
+    assert p["versus_framework"]["n"] == 12
+    assert p["bookend_version"] == bookend.__version__
+    assert datetime.datetime.fromisoformat(p["date"]).tzinfo is not None
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert text.startswith("## bookend tune:")
+    assert decision["reason"] in text
+
+
+def test_items_hash_changes_with_any_field() -> None:
+    item = Item("a", "q?", ("x", "y"), "x", candidates=("x", "y"), gold=0)
+    other = Item("a", "q?", ("x", "y "), "x", candidates=("x", "y"), gold=0)
+    assert items_sha256([item]) == items_sha256([Item(**vars(item))])
+    assert items_sha256([item]) != items_sha256([other])
+    assert items_sha256([item, other]) != items_sha256([other, item])
+
+
+def test_the_budget_caps_the_calls_and_a_rerun_resumes_with_none(
+    saved_model: Path, tmp_path: Path, counted: list[str]
+) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 12, 4)
+    cache = tmp_path / "calls.jsonl"
+    capped = tune(items_file, weights=saved_model, cache=cache, max_calls=30, progress=False)
+    assert capped.calls == len(counted) <= 30
+    assert capped.report["stopped"] == "calls"
+    assert capped.report["measurement"]["calls"] <= 15  # half of the budget
+    assert capped.report["n_judged"] < 12
+    counted.clear()
+    full = tune(items_file, weights=saved_model, cache=cache, progress=False)
+    assert full.report["stopped"] == "items"
+    made = len(counted)
+    assert full.calls == made > 0
+    counted.clear()
+    again = tune(items_file, weights=saved_model, cache=cache, progress=False)
+    assert again.calls == 0
+    assert counted == []
+    assert again.report["candidates"] == full.report["candidates"]
+    assert again.report["decision"] == full.report["decision"]
+
+
+class _Planted:
+    """A scorer backend whose candidates' log-probabilities are planted: a candidate scores
+    ``slope * slot / (K - 1)`` plus noise fixed by the prompt, ``slot`` being where the document
+    holding it sits. ``slope > 0`` plants a model that reads the last slot best; ``slope = 0`` one
+    that reads every slot alike."""
+
+    def __init__(self, slope: float, cache: CallCache | None = None) -> None:
+        self.slope = slope
+        self.model_id = f"planted-{slope}"
+        self.calls = 0
+        self.cache = cache or CallCache()
+
+    def token_length(self, text: str) -> int:
+        return len(text.split())
+
+    def _key(self, prompt: str, continuations: Sequence[str]) -> str:
+        return f"{self.model_id}|{prompt}|{'|'.join(continuations)}"
+
+    def is_cached(self, prompt: str, continuations: Sequence[str]) -> bool:
+        return self.cache.get(self._key(prompt, continuations)) is not None
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Continuations:
+        key = self._key(prompt, continuations)
+        found = self.cache.get(key)
+        if found is not None:
+            return found
+        self.calls += 1
+        slots = re.findall(r"Document (\d+): [^\n]* is (\d+)\.", prompt)
+        where = {code: int(slot) - 1 for slot, code in slots}
+        k = len(slots)
+        logprob = tuple(
+            self.slope * where[c] / (k - 1) + random.Random(prompt + c).gauss(0.0, 0.3)
+            for c in continuations
+        )
+        found = Continuations(logprob, tuple(False for _ in continuations))
+        self.cache.put(key, found)
+        return found
+
+
+def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
+    result = tune(items_file, scorer=_Planted(3.0), theory="smollm2-135m", progress=False)
+    report = result.report
+    # Gold last wins: the default (most relevant first) is measurably behind.
+    assert result.decision.switched
+    assert result.decision.chosen != "default"
+    assert report["decision"]["guard"]["ci_low"] > 0
+    means = report["measurement"]["tables"]["pooled"]["slot_means"]
+    assert means == sorted(means)  # the measured table rises with the slot, as planted
+    # The race left the clearly-behind candidates (first-slot orders) behind.
+    assert "relevance" in {n for n, c in report["candidates"].items() if c["eliminated_at"]}
+    assert report["chosen"]["versus_random"]["verdict"] == "better"
+
+
+def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
+    result = tune(items_file, scorer=_Planted(0.0), theory="smollm2-135m", progress=False)
+    assert not result.decision.switched
+    assert result.config == bookend.PlacementConfig(model="smollm2-135m")
+    assert "keep the default" in result.decision.reason
+    assert "MDE" in result.decision.reason
+
+
+def _items(n: int, k: int) -> list[Item]:
+    return [
+        Item(
+            f"item-{i}",
+            f"q{i}?",
+            tuple(f"document {j} of item {i}" for j in range(k)),
+            f"a{i}",
+            candidates=(f"a{i}", "b", "c"),
+            scores=tuple(float(k - j) for j in range(k)),
+            gold=(3 * i) % k,
+        )
+        for i in range(n)
+    ]
+
+
+def test_folds_are_balanced_by_the_hash_of_the_id_in_any_order() -> None:
+    items = _items(11, 5)
+    folds = Folds.of_items(items, 3)
+    assert sorted(Counter(folds.of).values()) == [3, 4, 4]
+    shuffled = list(reversed(items))
+    again = Folds.of_items(shuffled, 3)
+    by_id = {it.item_id: f for it, f in zip(items, folds.of, strict=True)}
+    assert {it.item_id: f for it, f in zip(shuffled, again.of, strict=True)} == by_id
+    # Every prefix of the judging order holds the folds in equal measure (within one item).
+    for n in range(1, 12):
+        counts = Counter(folds.of[i] for i in folds.order[:n])
+        assert max(counts.values()) - min(counts.get(f, 0) for f in range(3)) <= 1
+
+
+def test_the_slot_design_is_stratified_and_moves_the_gold_through_retrieval_order() -> None:
+    items = _items(14, 5)
+    rankings = Ranked.of(items, ["file"]).per_item
+    folds = Folds.of_items(items, 2)
+    blocks = slot_blocks(items, rankings, folds, 5)
+    assert all(len(block) == 5 for block in blocks)
+    per_item: dict[int, list[int]] = {}
+    for block in blocks:
+        assert sorted(slot for slot, _ in block) == list(range(5))  # each block: every slot
+        assert len({folds.of[t.item] for _, t in block}) == 1  # of one fold
+        for slot, trial in block:
+            item = items[trial.item]
+            assert item.gold is not None
+            assert trial.order.index(item.gold) == slot
+            others = [d for d in trial.order if d != item.gold]
+            assert others == sorted(others)  # documents 0..K-1 are the retrieval order here
+            per_item.setdefault(trial.item, []).append(slot)
+    # ceil(5 / 2) = 3 distinct slots an item; 7 items a fold give 21 pairs, of which whole
+    # blocks of 5 keep 20 (the last item of each fold loses one).
+    assert all(len(s) == len(set(s)) <= 3 for s in per_item.values())
+    assert sum(len(s) for s in per_item.values()) == 2 * 20
+    assert [folds.of[b[0][1].item] for b in blocks] == [0, 1] * 4
+
+
+def test_each_fold_is_judged_with_a_table_measured_on_the_other_folds() -> None:
+    items = _items(8, 4)
+    folds = Folds.of_items(items, 2)
+    # Fold 0's items read slot 0 best, fold 1's slot 2: each table follows the *other* fold.
+    pairs = tuple(
+        (i, s, 1.0 if s == (0 if folds.of[i] == 0 else 2) else 0.2)
+        for i in range(8)
+        for s in range(4)
+    )
+    measurement = SlotMeasurement(4, "candidate_prob", folds, pairs, len(pairs), 0)
+    weights = [measurement.table(f).weights for f in (0, 1)]  # type: ignore[union-attr]
+    assert max(range(4), key=lambda s: weights[0][s]) == 2
+    assert max(range(4), key=lambda s: weights[1][s]) == 0
+    pooled = measurement.table()
+    assert pooled is not None
+    assert pooled.weights[0] == pooled.weights[2] > pooled.weights[1]
+
+
+def test_a_table_of_log_probabilities_weighs_slots_by_their_geometric_mean() -> None:
+    items = _items(4, 3)
+    folds = Folds.of_items(items, 2)
+    pairs = tuple((i, s, -1000.0 - s) for i in range(4) for s in range(3))
+    table = SlotMeasurement(3, "gold_logprob", folds, pairs, len(pairs), 0).table()
+    assert table is not None
+    assert table.weights == pytest.approx((1.0, math.exp(-1), math.exp(-2)))
+
+
+@pytest.mark.parametrize("k", range(2, 13))
+def test_the_langchain_table_reproduces_langchain_and_alternate_haystack(k: int) -> None:
+    rng = random.Random(k)
+    scores = sorted((rng.random() for _ in range(k)), reverse=True)
+    lengths = [float(3 + (7 * j) % 11) for j in range(k)]
+    table = bookend_strategy(bookend.PlacementConfig(model=langchain_table(k)))
+    assert table(scores, lengths) == langchain_order(scores) == llama_index_order(scores)
+    alternate = bookend_strategy(fixed_candidates("smollm2-135m", k)["alternate"])
+    assert alternate(scores, lengths) == haystack_order(scores)
+    reversed_ = bookend_strategy(fixed_candidates("smollm2-135m", k)["reversed"])
+    assert reversed_(scores, lengths) == list(reversed(range(k)))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"folds": 1}, "folds must be an integer >= 2, got folds=1"),
+        ({"folds": True}, "folds=True"),
+        ({"max_calls": 0}, "max_calls must be an integer >= 1 or None, got max_calls=0"),
+        ({"minutes": 0}, "minutes must be a number > 0 or None, got minutes=0"),
+        ({"minutes": float("nan")}, "minutes=nan"),
+        ({"batch": 0}, "batch must be an integer >= 1, got batch=0"),
+        ({"confidence": 1.0}, "confidence must lie in (0, 1), got confidence=1.0"),
+        ({"folds": 7}, "folds=7 needs at least 14 items (two per fold), got 12 items"),
+        ({"retrievers": ["tfidf"]}, "retrievers must be drawn from"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors_before_any_model_loads(
+    kwargs: dict[str, Any], needle: str, tmp_path: Path
+) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 12, 4)
+    # The weights do not exist: an error about them would mean the model was being loaded.
+    with pytest.raises(ValueError, match=re.escape(needle)) as error:
+        tune(items_file, weights=tmp_path / "missing", progress=False, **kwargs)
+    assert "\n" not in str(error.value)
+
+
+def test_the_cli_tunes_and_its_config_reaches_a_langchain_chain_and_eval(
+    saved_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_bookend import BookendReorder
+    from langchain_core.documents import Document
+
+    items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
+    out = tmp_path / "out"
+    argv = ["tune", "--weights", str(saved_model), "--items-file", str(items_file)]
+    argv += ["--out", str(out), "--threads", "1", "--no-progress", "--max-calls", "500"]
+    assert main(argv) == 0
+    assert "## bookend tune:" in capsys.readouterr().out
+    doc = json.loads((out / "tuned.json").read_text(encoding="utf-8"))
+    assert doc["provenance"]["settings"]["max_calls"] == 500
+    config = bookend.PlacementConfig.model_validate(doc["config"])
+    reorder = BookendReorder(**config.model_dump())
+    docs = [Document(page_content=t, metadata={"score": s}) for t, s in [("a", 0.1), ("b", 0.9)]]
+    expected = bookend.Bookend.from_config(config, text="page_content").place(docs, [0.1, 0.9])
+    assert reorder.invoke(docs) == expected.items
+    # eval confirms a tuned config by the file tune wrote.
+    argv = ["eval", "--weights", str(saved_model), "--items-file", str(items_file), "--config"]
+    argv += [f"tuned={out / 'tuned.json'}", "--out", str(tmp_path / "eval"), "--no-progress"]
+    assert main([*argv, "--threads", "1", "--random-draws", "1", "--no-oracle"]) == 0
+    report = json.loads((tmp_path / "eval" / "report.json").read_text(encoding="utf-8"))
+    assert report["settings"]["profiles"]["tuned"] == doc["config"]
+    assert "bookend-tuned vs random" in report["paired"]
+
+
+def test_cli_errors_are_one_line_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 4, 3)
+    argv = ["tune", "--items-file", str(items_file), "--weights", str(tmp_path / "missing")]
+    assert main([*argv, "--folds", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "bookend tune: error: folds must be an integer >= 2, got folds=1"
+    assert main([*argv, "--max-calls", "0"]) == 2
+    assert "max_calls=0" in capsys.readouterr().err
+
+
+def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
+    planted = _Planted(1.0)
+    result = tune(items_file, scorer=planted, theory="smollm2-135m", progress=False)
+    assert result.report["provenance"]["model_sha256"] is None
+    assert result.report["provenance"]["model"] == "planted-1.0"
+    assert result.calls == planted.calls > 0
