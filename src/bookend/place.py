@@ -143,8 +143,12 @@ class Bookend(Generic[T]):
         set_slot(self, "_profile", resolve_profile(config.model) if profile is None else profile)
         set_slot(self, "_layout", config.layout)
         set_slot(self, "_token_counter", token_counter)
-        counter = config.tokenizer if token_counter is None else token_counter
-        set_slot(self, "_count", make_token_counter(counter))
+        counter = (
+            make_token_counter(config.tokenizer, setting="tokenizer")
+            if token_counter is None
+            else make_token_counter(token_counter)
+        )
+        set_slot(self, "_count", counter)
         set_slot(self, "_text", text)
         set_slot(self, "_source", source)
 

@@ -72,8 +72,11 @@ def token_lengths(
     return np.maximum(np.array(counts, dtype=np.float64), 1.0)
 
 
-def make_token_counter(counter: TokenCounterLike) -> TokenCounter:
-    """Normalise what a caller passes as ``token_counter=``.
+def make_token_counter(
+    counter: TokenCounterLike, *, setting: str = "token_counter"
+) -> TokenCounter:
+    """Normalise what a caller passes as ``token_counter=`` (or, ``setting`` naming it in the
+    errors, as another setting that holds a counter: ``tokenizer``).
 
     ``None`` gives :func:`approx_token_count`; a string names a tokenizer (see
     :func:`load_tokenizer`); an object with ``encode`` (a ``tiktoken`` encoding or a Hugging Face
@@ -83,7 +86,7 @@ def make_token_counter(counter: TokenCounterLike) -> TokenCounter:
     if counter is None:
         return approx_token_count
     if isinstance(counter, str):
-        return load_tokenizer(counter)
+        return load_tokenizer(counter, setting=setting)
     if isinstance(counter, _Encoder) and not isinstance(counter, type):
         encoder = counter
 
@@ -94,8 +97,8 @@ def make_token_counter(counter: TokenCounterLike) -> TokenCounter:
     if callable(counter):
         return _checked(counter)
     raise ValueError(
-        "token_counter must be None, a tokenizer name, a callable str -> int, or an object with "
-        f".encode(), got token_counter={counter!r}"
+        f"{setting} must be None, a tokenizer name, a callable str -> int, or an object with "
+        f".encode(), got {setting}={counter!r}"
     )
 
 
@@ -112,13 +115,14 @@ def _checked(counter: Callable[[str], Any]) -> TokenCounter:
     return count
 
 
-def load_tokenizer(name: str) -> TokenCounter:
+def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
     """A token counter from a serialisable name, for configs, pipelines and the command line.
 
     Args:
         name: a local Hugging Face tokenizer (a directory holding ``tokenizer.json``, or the file
             itself; read with the ``tokenizers`` package, no network), or else a ``tiktoken``
             encoding name such as ``"cl100k_base"`` or ``"o200k_base"``.
+        setting: the setting that gave ``name``, for the error messages.
 
     Raises:
         ValueError: the package it needs is missing, or the name is neither.
@@ -130,13 +134,13 @@ def load_tokenizer(name: str) -> TokenCounter:
             from tokenizers import Tokenizer
         except ImportError:
             raise ValueError(
-                f"tokenizer={name!r} is a local path: reading it needs `pip install tokenizers`"
+                f"{setting}={name!r} is a local path: reading it needs `pip install tokenizers`"
             ) from None
         try:
             tokenizer = Tokenizer.from_file(str(file))
         except Exception as exc:
             raise ValueError(
-                f"tokenizer={name!r}: cannot read a Hugging Face tokenizer from {str(file)!r} "
+                f"{setting}={name!r}: cannot read a Hugging Face tokenizer from {str(file)!r} "
                 f"({exc})"
             ) from None
         return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
@@ -144,14 +148,14 @@ def load_tokenizer(name: str) -> TokenCounter:
         import tiktoken
     except ImportError:
         raise ValueError(
-            f"tokenizer={name!r} is not a local path, and a tiktoken encoding name needs "
+            f"{setting}={name!r} is not a local path, and a tiktoken encoding name needs "
             "`pip install tiktoken`"
         ) from None
     try:
         encoding = tiktoken.get_encoding(name)
     except ValueError:
         raise ValueError(
-            f"tokenizer={name!r} is neither a local Hugging Face tokenizer path nor a tiktoken "
+            f"{setting}={name!r} is neither a local Hugging Face tokenizer path nor a tiktoken "
             f"encoding (known: {', '.join(tiktoken.list_encoding_names())})"
         ) from None
     return lambda text: len(encoding.encode(text, disallowed_special=()))
