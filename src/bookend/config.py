@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from bookend.errors import OneLineModel, no_bool, one_line
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.strategies import StrategyName
@@ -30,23 +31,22 @@ __all__ = ["DEFAULT_MODEL", "PlacementConfig", "validation_message"]
 DEFAULT_MODEL = "llama-3.1-8b"
 
 
-def _no_bool(value: Any) -> Any:
-    # pydantic reads True as 1; a flag given for a count is a mistake worth naming.
-    if isinstance(value, bool):
-        raise ValueError(f"must be an integer, not a bool (got {value!r})")
+def _count(value: Any) -> Any:
+    no_bool(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"must be a finite integer (got {value!r})")
     return value
 
 
-Count = Annotated[int, BeforeValidator(_no_bool)]
+Count = Annotated[int, BeforeValidator(_count)]
 
 
-class PlacementConfig(BaseModel):
+class PlacementConfig(OneLineModel):
     """Every placement setting of :class:`~bookend.Bookend` and the adapters, validated.
 
     Immutable and JSON-serialisable (``model_dump(mode="json")``, ``model_validate``) unless
-    ``model`` is a profile object without a JSON form. Unknown settings raise.
+    ``model`` is a profile object without a JSON form. Unknown settings and bad values raise a
+    one-line ``ValueError`` naming each and its value.
 
     Example:
         >>> config = PlacementConfig(model="qwen2.5-7b", budget=2000, top_k=8)
@@ -144,29 +144,8 @@ class PlacementConfig(BaseModel):
         """The prompt around the chunks, as configured (before any per-call question)."""
         return Layout(prefix_tokens=self.prefix_tokens, suffix_tokens=self.suffix_tokens)
 
-    @classmethod
-    def from_settings(cls, **settings: Any) -> PlacementConfig:
-        """Validate keyword settings, raising a one-line ``ValueError`` that names each bad
-        setting and its value (pydantic's own error spans several lines)."""
-        try:
-            return cls(**settings)
-        except ValidationError as exc:
-            raise ValueError(validation_message(exc)) from None
-
 
 def validation_message(exc: ValidationError) -> str:
-    """One line per pydantic error, joined: ``name=value: what is wrong``; unknown settings are
-    listed with the known ones."""
-    parts = []
-    for err in exc.errors():
-        name = ".".join(str(p) for p in err["loc"]) or "settings"
-        value = err.get("input")
-        if err["type"] == "extra_forbidden" and len(err["loc"]) > 1:
-            parts.append(f"unknown field {name}={value!r}")
-        elif err["type"] == "extra_forbidden":
-            known = ", ".join(PlacementConfig.model_fields)
-            parts.append(f"unknown setting {name}={value!r} (settings: {known})")
-        else:
-            message = str(err["msg"]).removeprefix("Value error, ")
-            parts.append(f"{name}={value!r}: {message}")
-    return "; ".join(parts)
+    """One line per pydantic error of the settings, joined: ``name=value: what is wrong``;
+    unknown settings are listed with the known ones (:func:`bookend.errors.one_line`)."""
+    return one_line(exc, PlacementConfig.model_fields)

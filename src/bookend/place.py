@@ -109,7 +109,7 @@ class Bookend(Generic[T]):
         source: Getter = None,
         **settings: Any,
     ) -> None:
-        config = PlacementConfig.from_settings(model=model, **settings)
+        config = PlacementConfig(model=model, **settings)
         self._adopt(config, token_counter, _getter(text, "text"), _getter(source, "source"), None)
 
     @classmethod
@@ -164,7 +164,7 @@ class Bookend(Generic[T]):
         Raises:
             ValueError: an unknown setting or a bad value, named in the message.
         """
-        config = PlacementConfig.from_settings(**{**dict(self.config), **changes})
+        config = PlacementConfig(**{**dict(self.config), **changes})
         return self._derive(config)
 
     def with_question(self, question: str | None) -> Bookend[T]:
