@@ -14,7 +14,7 @@ then does not serialise.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
@@ -55,6 +55,7 @@ class PlacementConfig(OneLineModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    field_noun: ClassVar[str] = "setting"
 
     model: ProfileRef = Field(
         default=DEFAULT_MODEL,
@@ -148,4 +149,4 @@ class PlacementConfig(OneLineModel):
 def validation_message(exc: ValidationError) -> str:
     """One line per pydantic error of the settings, joined: ``name=value: what is wrong``;
     unknown settings are listed with the known ones (:func:`bookend.errors.one_line`)."""
-    return one_line(exc, PlacementConfig.model_fields)
+    return one_line(exc, PlacementConfig.model_fields, PlacementConfig.field_noun)
