@@ -19,16 +19,22 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from bookend.errors import OneLineModel, no_bool, one_line
+from bookend.inputs import MAX_TOKENS
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.strategies import StrategyName
 from bookend.profiles.io import ProfileRef, profile_ref
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
-__all__ = ["DEFAULT_MODEL", "PlacementConfig", "validation_message"]
+__all__ = ["DEFAULT_MODEL", "MAX_COMPETITION", "PlacementConfig", "validation_message"]
 
 #: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
 DEFAULT_MODEL = "llama-3.1-8b"
+
+#: Largest ``competition``: the Dinkelbach step rounds ``(pi + c)(pi - J)`` to 12 decimals, so
+#: ``c`` times 1e12 must stay far inside float range; beyond about 1e6 every chunk pulls nearly
+#: alike and the order is the linear objective's anyway.
+MAX_COMPETITION = 1e6
 
 
 def _count(value: Any) -> Any:
@@ -75,9 +81,10 @@ class PlacementConfig(OneLineModel):
         "loses weight by its length), 'mass' (total influence per mean chunk length), 'anchored' "
         "or 'density'; see bookend.weighing.",
     )
-    competition: float | None = Field(
+    competition: Annotated[float | None, BeforeValidator(no_bool)] = Field(
         default=None,
         ge=0,
+        le=MAX_COMPETITION,
         allow_inf_nan=False,
         description="None: maximise relevance times weight. A number c >= 0: chunks compete for "
         "the answer (each pulls by its share of relevance plus c), and placement maximises the "
@@ -93,6 +100,7 @@ class PlacementConfig(OneLineModel):
     budget: Count | None = Field(
         default=None,
         ge=1,
+        le=MAX_TOKENS,
         description="Token budget: keep the most relevant chunks whose tokens fit (a repeated "
         "top chunk counts twice); the result lists what was dropped.",
     )
@@ -100,11 +108,15 @@ class PlacementConfig(OneLineModel):
         default=False, description="Put the most relevant chunk at both ends of the prompt."
     )
     prefix_tokens: Count = Field(
-        default=0, ge=0, description="Prompt tokens before the chunks (system prompt)."
+        default=0,
+        ge=0,
+        le=MAX_TOKENS,
+        description="Prompt tokens before the chunks (system prompt).",
     )
     suffix_tokens: Count = Field(
         default=DEFAULT_SUFFIX_TOKENS,
         ge=0,
+        le=MAX_TOKENS,
         description="Prompt tokens after the chunks (with count_question, besides the question "
         "each call receives). The default 1 stands for the answer, which always follows the "
         "chunks: the theory's Recency Delta falls after them and chunk weights decrease front to "

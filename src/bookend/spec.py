@@ -19,16 +19,13 @@ from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from bookend.datafiles import load_data_json
 from bookend.errors import OneLineModel, no_bool
+from bookend.inputs import MAX_TOKENS
 from bookend.theory import MAX_DEPTH
 
-__all__ = ["MAX_CONTEXT_LENGTH", "ModelSpec", "available_presets"]
+__all__ = ["ModelSpec", "available_presets"]
 
 _DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length")
-
-#: Largest context window accepted, in tokens: far beyond any model's, and small enough that
-#: token positions stay exact in float arithmetic.
-MAX_CONTEXT_LENGTH = 2**40
 
 
 def _preset_table() -> dict[str, dict[str, Any]]:
@@ -70,7 +67,7 @@ class ModelSpec(OneLineModel):
         attn_share: attention share ``alpha`` in ``(0, 1]``; defaults to ``1 / depth``, the regime
             where the Recency Delta ``(1 - alpha)^H`` stays of order ``1/e``.
         context_length: the model's context window in tokens (informational; optional), at
-            most :data:`MAX_CONTEXT_LENGTH`.
+            most :data:`bookend.inputs.MAX_TOKENS`.
 
     Raises:
         ValueError: one line naming each bad field and its value.
@@ -96,7 +93,7 @@ class ModelSpec(OneLineModel):
         description="Attention share alpha per layer; defaults to 1/depth.",
     )
     context_length: Annotated[int | None, BeforeValidator(no_bool)] = Field(
-        default=None, ge=1, le=MAX_CONTEXT_LENGTH, description="Context window in tokens."
+        default=None, ge=1, le=MAX_TOKENS, description="Context window in tokens."
     )
     name: str | None = Field(default=None, description="Label used in reports.")
 
