@@ -1,9 +1,10 @@
-"""What the three adapters' bad-input tests share: arbitrary JSON-like values, and the rule every
-call must follow (it places every item exactly once, or refuses in one line that names what was
-wrong; never another exception type, never a warning).
+"""What the bad-input tests of the core and the three adapters share: arbitrary JSON-like values,
+and the rule every call must follow (it places every item exactly once, or refuses in one line
+that names what was wrong; never another exception type, never a warning).
 
-The adapters are separate distributions with separate test folders, so the shared pieces reach
-them as one session fixture, ``bad_input``.
+The core and the adapters have separate test folders (the adapters are separate distributions),
+so the shared pieces reach them from the repository's root as one session fixture,
+``bad_input``.
 """
 
 from __future__ import annotations
