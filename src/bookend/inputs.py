@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -43,7 +43,10 @@ def _not_real(name: str, index: int, value: object, want: str) -> ValueError:
 
 
 def _is_sequence(value: object) -> bool:
-    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
+    """Indexable by position with a length: a list, tuple or array (not a string or mapping)."""
+    if isinstance(value, str | bytes | Mapping):
+        return False
+    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
 
 
 def _plain_numbers(values: Sequence[object], n: int) -> FloatArray | None:

@@ -265,7 +265,7 @@ class Bookend(Generic[T]):
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
-        kept, repeat_fits = select_chunks(
+        kept, repeat_fits, cut_by_top_k = select_chunks(
             rel, lens, top_k=config.top_k, budget=config.budget, repeat_top=config.repeat_top
         )
         chosen = range(n) if kept is None else kept.tolist()
@@ -288,6 +288,7 @@ class Bookend(Generic[T]):
             lengths=lens,
             scores=raw,
             dropped=dropped,
+            dropped_by_top_k=cut_by_top_k,
             strategy=config.strategy,
             profile=self._profile,
             layout=self._layout,
