@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,23 @@ def _label(metric: str) -> str:
     }[metric]
 
 
+#: Fewest draws per slot for a position curve to be drawn as a line.
+MIN_CURVE_N = 10
+
+
+def curve_is_measured(counts: Sequence[int], k: int) -> bool:
+    """Whether a position curve may be drawn as a line: every one of the ``k`` slots measured, each
+    at least :data:`MIN_CURVE_N` times (else its points stand alone, each labelled with its n)."""
+    return len(counts) == k and min(counts, default=0) >= MIN_CURVE_N
+
+
 def position_curve(report: Mapping[str, Any], path: Path) -> Path:
-    """The primary metric by slot of the gold document (random-shuffle draws, 95% intervals)."""
+    """The primary metric by slot of the gold document (random-shuffle draws, 95% intervals), each
+    point labelled with its n; a line joins the points only when :func:`curve_is_measured`."""
     plt = pyplot()
     metric = report["primary_metric"]
     fig, ax = plt.subplots(figsize=(7, 4.2))
+    sparse = False
     for k, per_metric in report["position_curve"].items():
         points = [(s + 1, e) for s, e in enumerate(per_metric[metric]) if e is not None]
         if not points:
@@ -52,7 +64,20 @@ def position_curve(report: Mapping[str, Any], path: Path) -> Path:
         slots = np.array([s for s, _ in points])
         mean = np.array([e["mean"] for _, e in points])
         err = np.array([[e["mean"] - e["ci_low"], e["ci_high"] - e["mean"]] for _, e in points]).T
-        ax.errorbar(slots, mean, yerr=err, fmt="-o", capsize=3, label=f"K={k}")
+        counts = [int(e["n"]) for _, e in points]
+        line = curve_is_measured(counts, int(k))
+        sparse = sparse or not line
+        ax.errorbar(slots, mean, yerr=err, fmt="-o" if line else "o", capsize=3, label=f"K={k}")
+        for x, y, n in zip(slots, mean, counts, strict=True):
+            ax.annotate(f"n={n}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6)
+    if sparse:
+        ax.text(
+            0.01,
+            0.01,
+            f"fewer than {MIN_CURVE_N} draws in some slot: points, not a measured curve",
+            transform=ax.transAxes,
+            fontsize=7,
+        )
     ax.set(
         xlabel="slot of the gold document (1 = first)",
         ylabel=_label(metric),
