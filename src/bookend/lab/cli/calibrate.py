@@ -8,11 +8,13 @@ Examples::
 
     bookend calibrate --weights smollm2 --docs 6 10 --filler 0-1 4-6 --items 12 --out fitted.json
     bookend calibrate --outcomes report.json --holdout-docs 14 --out fitted.json
+    bookend calibrate --endpoint http://127.0.0.1:8000/v1 --served-model NAME --out fitted.json
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from bookend.lab.cli.common import (
     say,
     set_threads,
 )
+from bookend.lab.cli.endpoint import add_endpoint_options, endpoint_scorer
 from bookend.lab.items.lookup import DEFAULT_FILLER
 
 __all__ = ["register"]
@@ -110,13 +113,16 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--holdout-plot", help="write the PNG of held-back accuracy by slot against predictions"
     )
+    add_endpoint_options(p)
     p.set_defaults(func=guarded(_run), command_name="calibrate")
 
 
 def _run(args: argparse.Namespace) -> int:
     """Measure (or reload) outcomes; write the slot table, the fitted profile, report and plot."""
-    if (args.weights is None) == (args.outcomes is None):
-        raise ValueError("give either --weights (measure) or --outcomes REPORT (refit)")
+    if (args.weights is None and args.endpoint is None) == (args.outcomes is None):
+        raise ValueError(
+            "give either --weights or --endpoint (measure), or --outcomes REPORT (refit)"
+        )
     if args.hard and args.filler != [DEFAULT_FILLER]:
         raise ValueError(
             f"--filler does not apply to --hard items (their lengths are their own), "
@@ -139,27 +145,30 @@ def _run(args: argparse.Namespace) -> int:
     settings = {} if args.weights is None else {"threads": set_threads(args.threads)}
     from bookend.lab.experiments.calibrate import calibrate
 
-    calibrate(
-        args.out,
-        weights=args.weights,
-        outcomes=args.outcomes,
-        suite="hard" if args.hard else "lookup",
-        docs=args.docs,
-        filler=args.filler,
-        n_items=args.items,
-        families=args.families,
-        seed=args.seed,
-        split=args.split,
-        metric=args.metric,
-        target=args.target,
-        holdout_docs=args.holdout_docs,
-        holdout_filler=args.holdout_filler,
-        compare=args.compare,
-        slots_out=args.slots_out,
-        json_path=args.json_path,
-        plot=args.plot,
-        holdout_plot=args.holdout_plot,
-        settings=settings,
-        log=say,
-    )
+    scorer = endpoint_scorer(args, None) if args.endpoint else None
+    with scorer or contextlib.nullcontext():
+        calibrate(
+            args.out,
+            scorer=scorer,
+            weights=args.weights,
+            outcomes=args.outcomes,
+            suite="hard" if args.hard else "lookup",
+            docs=args.docs,
+            filler=args.filler,
+            n_items=args.items,
+            families=args.families,
+            seed=args.seed,
+            split=args.split,
+            metric=args.metric,
+            target=args.target,
+            holdout_docs=args.holdout_docs,
+            holdout_filler=args.holdout_filler,
+            compare=args.compare,
+            slots_out=args.slots_out,
+            json_path=args.json_path,
+            plot=args.plot,
+            holdout_plot=args.holdout_plot,
+            settings=settings,
+            log=say,
+        )
     return 0

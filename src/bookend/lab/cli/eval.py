@@ -5,6 +5,7 @@ Examples::
     bookend eval --weights smollm2 --quick
     bookend eval --weights smollm2 --docs 10 --items 150 --profile fitted=smollm2-fitted.json
     bookend eval --weights ./my-model --items-file my_items.jsonl --out eval-out
+    bookend eval --endpoint http://127.0.0.1:8000/v1 --served-model Qwen/Qwen2.5-7B-Instruct --quick
 
 Parses, then calls :func:`~bookend.lab.experiments.evaluate.evaluate`. Imports without torch; a
 missing ``bookend[validate]`` extra ends the command with one line and exit code 2, as do bad
@@ -14,6 +15,7 @@ arguments.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -27,6 +29,7 @@ from bookend.lab.cli.runs import (
     check_counts,
     print_result,
     run_arguments,
+    served_scorer,
 )
 
 __all__ = ["QUICK", "register"]
@@ -113,14 +116,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     from bookend.lab.experiments.evaluate import evaluate
 
-    result = evaluate(
-        args.items_file,
-        **run_arguments(args),
-        k=args.docs or sizes["docs"],
-        n_items=args.items or sizes["items"],
-        families=args.families,
-        profiles=profiles,
-        random_draws=args.random_draws or sizes["random_draws"],
-        oracle=not args.no_oracle,
-    )
+    scorer = served_scorer(args)
+    with scorer or contextlib.nullcontext():
+        result = evaluate(
+            args.items_file,
+            **run_arguments(args, scorer),
+            k=args.docs or sizes["docs"],
+            n_items=args.items or sizes["items"],
+            families=args.families,
+            profiles=profiles,
+            random_draws=args.random_draws or sizes["random_draws"],
+            oracle=not args.no_oracle,
+        )
     return print_result(result.markdown, result.files)

@@ -1,16 +1,31 @@
 """What ``bookend eval`` and ``bookend tune`` share: both score orders of items on a model, so
-they take the same model, items and output arguments, check them alike and pass them on alike."""
+they take the same model, items and output arguments, check them alike and pass them on alike.
+The model is local ``--weights`` or a served one (``--endpoint``, :mod:`bookend.lab.cli.endpoint`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from bookend.lab.cli.endpoint import add_endpoint_options, endpoint_scorer, served_theory
 from bookend.lab.items.suites import SUITES
 
-__all__ = ["DOCS", "ITEMS", "add_run_arguments", "check_counts", "print_result", "run_arguments"]
+if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
+    from bookend.lab.models.endpoint import EndpointScorer
+
+__all__ = [
+    "DOCS",
+    "ITEMS",
+    "add_run_arguments",
+    "check_counts",
+    "print_result",
+    "run_arguments",
+    "served_scorer",
+]
 
 #: Documents per built-in item and built-in items when not told (K = 10, 60 items).
 DOCS = 10
@@ -21,7 +36,6 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     """The model, items and output arguments of a run (``split`` and ``out``: the defaults)."""
     p.add_argument(
         "--weights",
-        default="smollm2",
         help="local model directory, .gguf file, 'smollm2' or 'gemma3-270m' (default: smollm2)",
     )
     p.add_argument("--items-file", help="JSONL items (see README); default: built-in items")
@@ -48,13 +62,18 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         choices=("bm25", "minilm", "file"),
         help="repeatable; items take them in turn (default: file scores, else bm25 and minilm)",
     )
-    p.add_argument("--theory", help="model spec of the theory orders (default: from the config)")
+    p.add_argument(
+        "--theory",
+        help="model spec of the theory orders (default: from the config; with --endpoint, the "
+        "preset that --served-model names)",
+    )
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
     p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     p.add_argument("--out", default=out, help=f"output directory (default {out})")
     p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_endpoint_options(p)
 
 
 def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
@@ -65,21 +84,31 @@ def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
             raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
 
 
-def run_arguments(args: argparse.Namespace) -> dict[str, Any]:
+def served_scorer(args: argparse.Namespace) -> EndpointScorer | None:
+    """The scorer of ``--endpoint`` (its calls cached in ``--cache``, default ``OUT/calls.jsonl``),
+    or ``None`` for local weights; the caller closes it."""
+    if not args.endpoint:
+        return None
+    return endpoint_scorer(args, args.cache or Path(args.out) / "calls.jsonl")
+
+
+def run_arguments(args: argparse.Namespace, scorer: EndpointScorer | None) -> dict[str, Any]:
     """The keyword arguments of :func:`~bookend.lab.experiments.evaluate.evaluate` and
     :func:`~bookend.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed (the items
-    file, K and the number of items aside); status lines go to stderr."""
+    file, K and the number of items aside), with ``scorer`` (:func:`served_scorer`) as the model
+    when given; status lines go to stderr."""
     command = args.command_name
     return {
         "suite": args.suite,
-        "weights": args.weights,
+        "scorer": scorer,
+        "weights": args.weights or "smollm2",
         "device": args.device,
         "dtype": args.dtype,
         "cache": args.cache,
         "seed": args.seed,
         "split": args.split,
         "retrievers": args.retriever,
-        "theory": args.theory,
+        "theory": args.theory or (served_theory(args) if scorer else None),
         "out_dir": args.out,
         "progress": not args.no_progress,
         "log": lambda message: print(f"bookend {command}: {message}", file=sys.stderr),

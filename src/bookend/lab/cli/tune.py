@@ -4,6 +4,7 @@ Examples::
 
     bookend tune --weights smollm2 --suite nq --docs 10 --items 60 --threads 1
     bookend tune --weights ./my-model --items-file my_items.jsonl --max-calls 600 --out tuned
+    bookend tune --endpoint http://127.0.0.1:8000/v1 --served-model NAME --items-file my_items.jsonl
 
 Parses, then calls :func:`~bookend.lab.experiments.tune.tune`. Imports without torch; a missing
 ``bookend[validate]`` extra ends the command with one line and exit code 2, as do bad arguments.
@@ -12,6 +13,7 @@ Parses, then calls :func:`~bookend.lab.experiments.tune.tune`. Imports without t
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import Any
 
 from bookend.lab.cli.common import guarded, set_threads
@@ -22,6 +24,7 @@ from bookend.lab.cli.runs import (
     check_counts,
     print_result,
     run_arguments,
+    served_scorer,
 )
 
 __all__ = ["register"]
@@ -59,14 +62,16 @@ def _tune(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     from bookend.lab.experiments.tune import tune
 
-    result = tune(
-        args.items_file,
-        **run_arguments(args),
-        k=args.docs or DOCS,
-        n_items=args.items or ITEMS,
-        folds=args.folds,
-        max_calls=args.max_calls,
-        minutes=args.minutes,
-        confidence=args.confidence,
-    )
+    scorer = served_scorer(args)
+    with scorer or contextlib.nullcontext():
+        result = tune(
+            args.items_file,
+            **run_arguments(args, scorer),
+            k=args.docs or DOCS,
+            n_items=args.items or ITEMS,
+            folds=args.folds,
+            max_calls=args.max_calls,
+            minutes=args.minutes,
+            confidence=args.confidence,
+        )
     return print_result(result.markdown, result.files)

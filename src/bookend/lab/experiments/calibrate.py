@@ -32,6 +32,7 @@ from bookend.lab.items.lookup import DEFAULT_FILLER
 from bookend.lab.items.suites import SUITES, suite_items
 from bookend.lab.metrics import item_metrics
 from bookend.lab.models import Scorer, load_scorer
+from bookend.lab.models.endpoint import endpoint_settings
 from bookend.lab.progress import progress_bar
 from bookend.lab.report.calibration import Cell, calibration_report, cell_line
 from bookend.lab.report.figures import plot_heldback, plot_slots
@@ -278,6 +279,7 @@ class Cells:
             "items_kind": "plain" if self.suite == "lookup" else self.suite,
             "seed": self.seed,
             "split": self.split,
+            "endpoint": endpoint_settings(scorer),
         }
 
 

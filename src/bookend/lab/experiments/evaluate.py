@@ -40,6 +40,7 @@ from bookend.lab.items.item import Item
 from bookend.lab.items.suites import load_items
 from bookend.lab.metrics import metric_names, primary_metric
 from bookend.lab.models import Scorer
+from bookend.lab.models.endpoint import endpoint_settings
 from bookend.lab.report.evaluation import build_report, markdown, write
 from bookend.lab.strategies import eval_strategies
 
@@ -148,6 +149,7 @@ def evaluate(
     settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | _design(
         names, random_draws, oracle, profiles, spec, device, dtype
     )
+    settings["endpoint"] = endpoint_settings(scorer)
     timing = _timing(started, load_seconds, measured.trials, scorer.calls)
     report = _report(scorer.model_id, settings, loaded, ranked, measured, metrics, timing)
     text = markdown(report)

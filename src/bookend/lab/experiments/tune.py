@@ -50,6 +50,7 @@ from bookend.lab.items.item import Item, items_sha256
 from bookend.lab.items.suites import load_items
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
+from bookend.lab.models.endpoint import endpoint_settings
 from bookend.lab.report.tuning import build_report, markdown, write
 from bookend.lab.selection import Decision
 from bookend.lab.strategies import RANDOM
@@ -164,6 +165,7 @@ def tune(
         random_draws=RANDOM_DRAWS,
         device=device,
         dtype=dtype,
+        endpoint=endpoint_settings(scorer),
     )
     report = _report(judging, candidates, measurement, run, decision, settings, confidence)
     text = markdown(report)

@@ -1,13 +1,17 @@
-"""Models behind one scorer interface: local weights in-process, and (later) served endpoints.
+"""Models behind one scorer interface: local weights in-process, and served endpoints.
 
 - :mod:`~bookend.lab.models.scorer`: the :class:`Scorer` protocol every backend implements,
   :class:`Continuations`, and :func:`~bookend.lab.models.scorer.score_all`.
 - :mod:`~bookend.lab.models.cache`: :class:`CallCache` (JSONL, resumable) and its key.
 - :mod:`~bookend.lab.models.local`: the in-process transformers / GGUF model and its scorer.
 - :mod:`~bookend.lab.models.weights`: named weights (``smollm2``, ``gemma3-270m``).
+- :mod:`~bookend.lab.models.endpoint`: a model served over an OpenAI-compatible API
+  (:class:`~bookend.lab.models.endpoint.EndpointScorer`), and
+  :mod:`~bookend.lab.models.llama_server`, the real server its tests and benchmark start.
 
 A new backend is a class with the :class:`Scorer` attributes and methods that answers repeated
-requests from a :class:`CallCache`; :func:`load_scorer` is where the command line picks one.
+requests from a :class:`CallCache`. :func:`load_scorer` loads local weights; the command line's
+``--endpoint`` makes an ``EndpointScorer`` instead (:mod:`bookend.lab.cli.endpoint`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,11 @@
 Fields of ``report.json`` (``report_version`` 1):
 
 ``report_version``, ``bookend_version``, ``model`` (the scorer's ``model_id``: for local weights
-the loaded path and dtype, ``PATH|float32``), ``settings`` (what was run: the items' source and
-suite, K, seed, families, split, retrievers, random draws, oracle, profiles, theory, device, dtype)
+the loaded path and dtype, ``PATH|float32``; for a served model ``BASE_URL/NAME``), ``settings``
+(what was run: the items' source and suite, K, seed, families, split, retrievers, random draws,
+oracle, profiles, theory, device, dtype, and ``endpoint``: for a served model how it was scored,
+``method``, ``tokenizer``, ``top_logprobs``, ``completion_requests``, ``scored_tokens`` and
+``bounded_tokens``, the tokens outside the top ``top_logprobs`` scored by their upper bound)
 ``metrics``
     The per-item scores, in order: ``gold_logprob`` (log-probability of ``" " + answer`` after the
     prompt, nats), ``candidate_prob`` (the gold answer's probability among the candidates, when
