@@ -42,6 +42,7 @@ SAME_ENGINE = 0.02
 #: Asked per context: llama-cpp-python has no cap, and 1000 leaves few tokens to the bound.
 TOP = 1000
 SERVED = "SmolLM2-135M-Instruct"  # the session server's alias (conftest), a name of the preset
+EXAMPLE_ITEMS = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 PROMPT = "The capital of France is"
 
 
@@ -156,6 +157,24 @@ def test_calibrate_through_the_server_matches_in_process(
         assert spans == (o.gold_start, o.gold_end, o.n_tokens, o.prompt_tokens)
         assert row["logprob"] == pytest.approx(o.logprob, abs=ENGINE_TOLERANCE)
     assert json.loads(out.read_text(encoding="utf-8"))["label"] == f"{SERVED} fitted"
+
+
+def test_tune_through_the_server_writes_a_config_with_its_provenance(
+    server: LlamaServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "tuned"
+    served = ["--endpoint", server.url, "--served-model", SERVED, "--top-logprobs", str(TOP)]
+    run = ["--items-file", str(EXAMPLE_ITEMS), "--max-calls", "24", "--threads", "1"]
+    assert main(["tune", *served, *run, "--no-progress", "--out", str(out)]) == 0
+    assert "## bookend tune:" in capsys.readouterr().out
+    doc = json.loads((out / "tuned.json").read_text(encoding="utf-8"))
+    provenance = doc["provenance"]
+    assert provenance["model"] == f"{server.url}/{SERVED}"
+    assert provenance["model_sha256"] is None  # no local weights to hash
+    endpoint = provenance["settings"]["endpoint"]
+    assert (endpoint["served_model"], endpoint["method"]) == (SERVED, "next-token")
+    assert endpoint["completion_requests"] > 0
+    assert (out / "calls.jsonl").is_file()
 
 
 def test_a_token_outside_the_top_n_gets_the_bound_or_an_error(server: LlamaServer) -> None:

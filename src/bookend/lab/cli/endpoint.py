@@ -1,5 +1,5 @@
-"""The ``--endpoint`` options that ``bookend eval`` and ``bookend calibrate`` share, and the scorer
-they describe (:class:`~bookend.lab.models.endpoint.EndpointScorer`).
+"""The ``--endpoint`` options that ``bookend eval``, ``tune`` and ``calibrate`` share, and the
+scorer they describe (:class:`~bookend.lab.models.endpoint.EndpointScorer`).
 
 The API key is never an option: ``--api-key-env`` names the environment variable that holds it, so
 it stays out of the command line and its history.
