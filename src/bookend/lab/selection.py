@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
+from bookend.lab.stats import interval_verdict
+
 __all__ = ["Comparison", "Decision", "Race", "compare", "decide"]
 
 #: Power at which the minimum detectable effect is stated.
@@ -62,11 +64,7 @@ class Comparison:
     @property
     def verdict(self) -> str:
         """``"better"``/``"worse"`` when the interval excludes 0, else ``"no difference"``."""
-        if self.ci_low > 0.0:
-            return "better"
-        if self.ci_high < 0.0:
-            return "worse"
-        return "no difference"
+        return interval_verdict(self.ci_low, self.ci_high)
 
     def to_json(self) -> dict[str, float | int | str]:
         """JSON-ready fields, with the verdict."""

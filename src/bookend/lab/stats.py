@@ -30,6 +30,7 @@ __all__ = [
     "bootstrap_means",
     "cluster_interval",
     "estimate",
+    "interval_verdict",
     "minimum_detectable_difference",
     "normal_interval",
     "paired_difference",
@@ -97,6 +98,16 @@ def minimum_detectable_difference(diffs: npt.ArrayLike) -> float:
     return float(MDE_FACTOR * d.std(ddof=1) / np.sqrt(d.size))
 
 
+def interval_verdict(ci_low: float, ci_high: float) -> str:
+    """``"better"``/``"worse"`` when the interval ``[ci_low, ci_high]`` of a difference excludes 0,
+    else ``"no difference"``."""
+    if ci_low > 0.0:
+        return "better"
+    if ci_high < 0.0:
+        return "worse"
+    return "no difference"
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """Strategy A minus strategy B on the same items.
@@ -119,11 +130,7 @@ class PairedDifference:
     @property
     def verdict(self) -> str:
         """``"better"``/``"worse"`` when the 95% interval excludes 0, else ``"no difference"``."""
-        if self.ci_low > 0.0:
-            return "better"
-        if self.ci_high < 0.0:
-            return "worse"
-        return "no difference"
+        return interval_verdict(self.ci_low, self.ci_high)
 
     def to_json(self) -> dict[str, float | int | str]:
         """JSON-ready fields, with the verdict."""
