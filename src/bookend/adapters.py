@@ -7,12 +7,13 @@ and never touch the caller's objects unless annotations are asked for.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
-from pydantic import Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from bookend.config import PlacementConfig
+from bookend.config import PlacementConfig, validation_message
 from bookend.place import Bookend
 from bookend.placement.result import Placement
 from bookend.profiles.io import file_stamp
@@ -26,10 +27,40 @@ __all__ = [
     "Annotation",
     "PlacerCache",
     "first_slot_annotations",
+    "one_line_errors",
     "slot_annotations",
+    "validated_copy",
 ]
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """pydantic's ``ValidationError`` spans several lines: raise one line naming each bad
+    setting and its value instead (the adapters wrap construction and assignment in it)."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValueError(validation_message(exc)) from None
+
+
+def validated_copy(copied: M, update: Mapping[str, Any] | None) -> M:
+    """``copied`` (a fresh ``model_copy``) with ``update`` applied and checked as the constructor
+    checks settings: pydantic's ``model_copy(update=...)`` skips validation, so a typo would be
+    ignored.
+
+    Raises:
+        ValueError: an unknown setting or a bad value, named in the message.
+    """
+    if not update:
+        return copied
+    if not isinstance(update, Mapping):
+        raise ValueError(f"update must be a mapping of settings, got update={update!r}")
+    settings = {name: getattr(copied, name) for name in copied.model_fields_set}
+    return type(copied)(**{**settings, **update})
+
 
 #: The settings of :class:`~bookend.PlacementConfig`: the fields every adapter mirrors.
 PLACEMENT_OPTIONS: tuple[str, ...] = tuple(PlacementConfig.model_fields)

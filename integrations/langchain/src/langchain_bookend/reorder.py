@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from numbers import Real
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from bookend import Placement
-from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
-from bookend.config import validation_message
+from bookend.adapters import (
+    SLOT_KEY,
+    WEIGHT_KEY,
+    AdapterConfig,
+    first_slot_annotations,
+    one_line_errors,
+    validated_copy,
+)
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
@@ -75,11 +81,11 @@ class BookendReorder(
     )
 
     def __init__(self, **settings: Any) -> None:
-        with _one_line_errors():
+        with one_line_errors():
             super().__init__(**settings)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        with _one_line_errors():  # the reorderer is frozen: say so in one line
+        with one_line_errors():  # the reorderer is frozen: say so in one line
             super().__setattr__(name, value)
 
     def model_copy(
@@ -91,13 +97,7 @@ class BookendReorder(
         Raises:
             ValueError: an unknown setting or a bad value, named in the message.
         """
-        copied = super().model_copy(deep=deep)
-        if not update:
-            return copied
-        if not isinstance(update, Mapping):
-            raise ValueError(f"update must be a mapping of settings, got update={update!r}")
-        settings = {name: getattr(copied, name) for name in copied.model_fields_set}
-        return type(self)(**{**settings, **update})
+        return validated_copy(super().model_copy(deep=deep), update)
 
     @field_validator("score_key", mode="before")
     @classmethod
@@ -204,16 +204,6 @@ class BookendReorder(
 
     async def _ainvoke(self, input: ReorderInput) -> list[Document]:
         return self._invoke(input)
-
-
-@contextmanager
-def _one_line_errors() -> Iterator[None]:
-    """pydantic's ``ValidationError`` spans several lines: raise one line naming each bad
-    setting and its value instead."""
-    try:
-        yield
-    except ValidationError as exc:
-        raise ValueError(validation_message(exc)) from None
 
 
 def _documents(documents: Sequence[Document]) -> list[Document]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from numbers import Real
 from typing import Any
 
 import llama_index.core
-from llama_index.core.bridge.pydantic import ConfigDict, ValidationError, field_validator
+from llama_index.core.bridge.pydantic import ConfigDict, field_validator
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
@@ -17,8 +17,14 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from bookend import Placement
-from bookend.adapters import SLOT_KEY, WEIGHT_KEY, AdapterConfig, first_slot_annotations
-from bookend.config import validation_message
+from bookend.adapters import (
+    SLOT_KEY,
+    WEIGHT_KEY,
+    AdapterConfig,
+    first_slot_annotations,
+    one_line_errors,
+    validated_copy,
+)
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 
@@ -72,11 +78,11 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     )
 
     def __init__(self, **settings: Any) -> None:
-        with _one_line_errors():
+        with one_line_errors():
             super().__init__(**settings)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        with _one_line_errors():  # assignment is validated (validate_assignment)
+        with one_line_errors():  # assignment is validated (validate_assignment)
             super().__setattr__(name, value)
 
     def model_copy(
@@ -88,13 +94,7 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
         Raises:
             ValueError: an unknown setting or a bad value, named in the message.
         """
-        copied = super().model_copy(deep=deep)
-        if not update:
-            return copied
-        if not isinstance(update, Mapping):
-            raise ValueError(f"update must be a mapping of settings, got update={update!r}")
-        settings = {name: getattr(copied, name) for name in copied.model_fields_set}
-        return type(self)(**{**settings, **update})
+        return validated_copy(super().model_copy(deep=deep), update)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> BookendNodePostprocessor:
@@ -218,16 +218,6 @@ class _TokenCount:
 
     def __hash__(self) -> int:
         return id(self.tokenize)
-
-
-@contextmanager
-def _one_line_errors() -> Iterator[None]:
-    """pydantic's ``ValidationError`` spans several lines: raise one line naming each bad
-    setting and its value instead."""
-    try:
-        yield
-    except ValidationError as exc:
-        raise ValueError(validation_message(exc)) from None
 
 
 def _check_nodes(nodes: list[NodeWithScore]) -> None:
