@@ -106,6 +106,11 @@ def test_tiktoken_encoding_offline_says_how_to_provide_one(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, bad_input: Any
 ) -> None:
     # An empty cache and a proxy that refuses every connection: the download fails as offline.
+    # tiktoken also keeps loaded encodings in-process (llama-index ships cl100k_base and points
+    # TIKTOKEN_CACHE_DIR at it on import), so an earlier test must not answer this one.
+    import tiktoken.registry
+
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     for proxy in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
         monkeypatch.setenv(proxy, "http://127.0.0.1:9")
