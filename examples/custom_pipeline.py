@@ -34,8 +34,11 @@ def main() -> None:
     retrieved, top_scores = [docs[i] for i in top], [float(scores[i]) for i in top]
     question = f"\n\nQuestion: {corpus.query}\nAnswer:"
 
-    # The bookend view: the chunks are the analysed sequence, so the last slot holds the delta.
-    placer: bookend.Bookend[dict[str, str]] = bookend.Bookend("qwen2.5-7b", text="text")
+    # The bookend view: nothing after the chunks (suffix_tokens=0), so they are the analysed
+    # sequence and the last slot holds the Recency Delta.
+    placer: bookend.Bookend[dict[str, str]] = bookend.Bookend(
+        "qwen2.5-7b", text="text", suffix_tokens=0
+    )
     chunks_only = placer.place(retrieved, top_scores)
     print("bookend view (chunks fill the analysed sequence):")
     print(chunks_only.explain(previews=[d["title"] for d in retrieved]))
@@ -51,8 +54,10 @@ def main() -> None:
     print("\nwhole-prompt view with a 250-token budget:")
     print(whole.explain(previews=[d["title"] for d in retrieved]))
 
-    prompt = SYSTEM + "\n\n".join(d["text"] for d in chunks_only.items) + question
-    print(f"\nprompt for the LLM ({len(prompt)} characters), chunks in bookend order:")
+    # The prompt has the system text before the chunks and the question after them: the
+    # whole-prompt view describes it.
+    prompt = SYSTEM + "\n\n".join(d["text"] for d in whole.items) + question
+    print(f"\nprompt for the LLM ({len(prompt)} characters), chunks in whole-prompt order:")
     print(prompt)
 
 

@@ -101,7 +101,7 @@ class PlacerCache(Generic[T]):
             source_of = self._source_of
             source = None if source_key is None else (lambda item: source_of(item, source_key))
             self._placer = Bookend.from_config(
-                PlacementConfig.from_settings(**settings),
+                PlacementConfig(**settings),
                 token_counter=token_counter,
                 text=self._text,
                 source=source,

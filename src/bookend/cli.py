@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import re
 import sys
@@ -21,7 +22,7 @@ from bookend.datafiles import load_data_json
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
 from bookend.place import Bookend
 from bookend.placement.strategies import STRATEGIES
-from bookend.plot import matplotlib_available, plot_placement
+from bookend.plot import matplotlib_available, plot_file, plot_placement
 from bookend.profiles.io import ModelLike, resolve_profile
 from bookend.profiles.published import available_profile_presets, published_curves
 from bookend.profiles.theory import TheoryProfile
@@ -69,13 +70,6 @@ def _positive(option: str, value: int) -> int:
     return value
 
 
-def _writable(option: str, path: str) -> str:
-    folder = Path(path).expanduser().resolve().parent
-    if not folder.is_dir():
-        raise ValueError(f"{option}={path!r}: the folder {str(folder)!r} does not exist")
-    return path
-
-
 def _layout_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prefix-tokens", type=int, default=0, help="tokens before the chunks (default: 0)"
@@ -94,8 +88,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from rank_bm25 import BM25Okapi
 
     _positive("--k", args.k)
-    if args.plot != "none":
-        _writable("--plot", args.plot)
+    plot = None if args.plot == "none" else plot_file(args.plot, "--plot")
     placer: Bookend[dict[str, str]] = Bookend(_model(args.model), text="text")
     corpus = load_demo_corpus()
     docs = corpus.documents
@@ -112,9 +105,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print("\nprompt order:")
     for slot, doc in enumerate(placement.items):
         print(f"  {slot}. {doc['title']}")
-    if args.plot != "none":
+    if plot is not None:
         if matplotlib_available():
-            path = plot_placement(placement, args.plot, labels=titles)
+            path = plot_placement(placement, plot, labels=titles)
             print(f"\ninfluence plot written to {path}")
         else:
             print("\n(matplotlib not installed: no plot; pip install 'bookend[plot]')")
@@ -124,8 +117,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_profile(args: argparse.Namespace) -> int:
     _positive("--k", args.k)
     _positive("--chunk-tokens", args.chunk_tokens)
-    if args.plot:
-        _writable("--plot", args.plot)
+    plot = plot_file(args.plot, "--plot") if args.plot else None
     profile = resolve_profile(_model(args.model))
     layout = Layout(prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens)
     lengths = np.full(args.k, float(args.chunk_tokens))
@@ -166,9 +158,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         for slot, w in enumerate(weights):
             bar = "#" * max(1, round(40 * w / peak))
             print(f"{slot:>4}  {w:7.3f}  {bar}")
-    if args.plot:
-        plot_placement(None, args.plot, profile=profile, n_slots=args.k, layout=layout)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+    if plot is not None:
+        path = plot_placement(None, plot, profile=profile, n_slots=args.k, layout=layout)
+        print(f"plot written to {path}", file=sys.stderr)
     return 0
 
 
@@ -281,11 +273,13 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
         weight_rule=args.weight_rule,
         competition=args.competition,
         distance=args.distance,
+        top_k=args.top_k,
         budget=args.budget,
         repeat_top=args.repeat_top,
         prefix_tokens=args.prefix_tokens,
         suffix_tokens=args.suffix_tokens,
         equal_lengths=args.equal_lengths,
+        tokenizer=args.tokenizer,
         text=texts.__getitem__,
         source=None if sources is None else sources.__getitem__,
     )
@@ -324,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bookend",
         description="Place retrieved chunks where the model reads best.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"bookend {importlib.metadata.version('bookend')}"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -367,8 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
         "optional 'score', 'length' (tokens) and 'source' (other fields are kept); or an object "
         "with 'chunks' and optional 'scores', 'lengths', 'sources' (other keys are rejected). "
         "Output JSON: chunks (the input chunks, whole, in prompt order), dropped (the chunks the "
-        "budget dropped, whole), order and dropped_indices (input indices), slots, objective, "
-        "baselines.",
+        "budget or --top-k dropped, whole), order and dropped_indices (input indices), slots, "
+        "objective, baselines.",
     )
     reo.add_argument("input", nargs="?", default="-", help="JSON file, or - for stdin")
     _model_arg(reo)
@@ -386,12 +383,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: off, relevance times weight)",
     )
     reo.add_argument("--distance", action="store_true", help="scores are distances")
+    reo.add_argument("--top-k", type=int, help="keep at most this many chunks, the most relevant")
     reo.add_argument("--budget", type=int, help="token budget: keep the most relevant that fit")
     reo.add_argument("--repeat-top", action="store_true", help="repeat the top chunk at both ends")
     reo.add_argument(
         "--equal-lengths",
         action="store_true",
         help="treat every chunk as the same length (rank-only placement)",
+    )
+    reo.add_argument(
+        "--tokenizer",
+        help="count tokens with a tiktoken encoding name or a local Hugging Face tokenizer path "
+        "(default: about four characters a token)",
     )
     _layout_args(reo)
     reo.set_defaults(func=_cmd_reorder)

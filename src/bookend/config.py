@@ -14,39 +14,45 @@ then does not serialise.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from bookend.errors import OneLineModel, no_bool, one_line
+from bookend.inputs import MAX_TOKENS
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.strategies import StrategyName
 from bookend.profiles.io import ProfileRef, profile_ref
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
-__all__ = ["DEFAULT_MODEL", "PlacementConfig", "validation_message"]
+__all__ = ["DEFAULT_MODEL", "MAX_COMPETITION", "PlacementConfig", "validation_message"]
 
 #: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
 DEFAULT_MODEL = "llama-3.1-8b"
 
+#: Largest ``competition``: the Dinkelbach step rounds ``(pi + c)(pi - J)`` to 12 decimals, so
+#: ``c`` times 1e12 must stay far inside float range; beyond about 1e6 every chunk pulls nearly
+#: alike and the order is the linear objective's anyway.
+MAX_COMPETITION = 1e6
 
-def _no_bool(value: Any) -> Any:
-    # pydantic reads True as 1; a flag given for a count is a mistake worth naming.
-    if isinstance(value, bool):
-        raise ValueError(f"must be an integer, not a bool (got {value!r})")
+
+def _count(value: Any) -> Any:
+    no_bool(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"must be a finite integer (got {value!r})")
     return value
 
 
-Count = Annotated[int, BeforeValidator(_no_bool)]
+Count = Annotated[int, BeforeValidator(_count)]
 
 
-class PlacementConfig(BaseModel):
+class PlacementConfig(OneLineModel):
     """Every placement setting of :class:`~bookend.Bookend` and the adapters, validated.
 
     Immutable and JSON-serialisable (``model_dump(mode="json")``, ``model_validate``) unless
-    ``model`` is a profile object without a JSON form. Unknown settings raise.
+    ``model`` is a profile object without a JSON form. Unknown settings and bad values raise a
+    one-line ``ValueError`` naming each and its value.
 
     Example:
         >>> config = PlacementConfig(model="qwen2.5-7b", budget=2000, top_k=8)
@@ -55,6 +61,7 @@ class PlacementConfig(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    field_noun: ClassVar[str] = "setting"
 
     model: ProfileRef = Field(
         default=DEFAULT_MODEL,
@@ -74,9 +81,10 @@ class PlacementConfig(BaseModel):
         "loses weight by its length), 'mass' (total influence per mean chunk length), 'anchored' "
         "or 'density'; see bookend.weighing.",
     )
-    competition: float | None = Field(
+    competition: Annotated[float | None, BeforeValidator(no_bool)] = Field(
         default=None,
         ge=0,
+        le=MAX_COMPETITION,
         allow_inf_nan=False,
         description="None: maximise relevance times weight. A number c >= 0: chunks compete for "
         "the answer (each pulls by its share of relevance plus c), and placement maximises the "
@@ -92,6 +100,7 @@ class PlacementConfig(BaseModel):
     budget: Count | None = Field(
         default=None,
         ge=1,
+        le=MAX_TOKENS,
         description="Token budget: keep the most relevant chunks whose tokens fit (a repeated "
         "top chunk counts twice); the result lists what was dropped.",
     )
@@ -99,11 +108,15 @@ class PlacementConfig(BaseModel):
         default=False, description="Put the most relevant chunk at both ends of the prompt."
     )
     prefix_tokens: Count = Field(
-        default=0, ge=0, description="Prompt tokens before the chunks (system prompt)."
+        default=0,
+        ge=0,
+        le=MAX_TOKENS,
+        description="Prompt tokens before the chunks (system prompt).",
     )
     suffix_tokens: Count = Field(
         default=DEFAULT_SUFFIX_TOKENS,
         ge=0,
+        le=MAX_TOKENS,
         description="Prompt tokens after the chunks (with count_question, besides the question "
         "each call receives). The default 1 stands for the answer, which always follows the "
         "chunks: the theory's Recency Delta falls after them and chunk weights decrease front to "
@@ -144,29 +157,8 @@ class PlacementConfig(BaseModel):
         """The prompt around the chunks, as configured (before any per-call question)."""
         return Layout(prefix_tokens=self.prefix_tokens, suffix_tokens=self.suffix_tokens)
 
-    @classmethod
-    def from_settings(cls, **settings: Any) -> PlacementConfig:
-        """Validate keyword settings, raising a one-line ``ValueError`` that names each bad
-        setting and its value (pydantic's own error spans several lines)."""
-        try:
-            return cls(**settings)
-        except ValidationError as exc:
-            raise ValueError(validation_message(exc)) from None
-
 
 def validation_message(exc: ValidationError) -> str:
-    """One line per pydantic error, joined: ``name=value: what is wrong``; unknown settings are
-    listed with the known ones."""
-    parts = []
-    for err in exc.errors():
-        name = ".".join(str(p) for p in err["loc"]) or "settings"
-        value = err.get("input")
-        if err["type"] == "extra_forbidden" and len(err["loc"]) > 1:
-            parts.append(f"unknown field {name}={value!r}")
-        elif err["type"] == "extra_forbidden":
-            known = ", ".join(PlacementConfig.model_fields)
-            parts.append(f"unknown setting {name}={value!r} (settings: {known})")
-        else:
-            message = str(err["msg"]).removeprefix("Value error, ")
-            parts.append(f"{name}={value!r}: {message}")
-    return "; ".join(parts)
+    """One line per pydantic error of the settings, joined: ``name=value: what is wrong``;
+    unknown settings are listed with the known ones (:func:`bookend.errors.one_line`)."""
+    return one_line(exc, PlacementConfig.model_fields, PlacementConfig.field_noun)

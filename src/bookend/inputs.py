@@ -7,30 +7,53 @@ first bad entry otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
 
 from bookend.arrays import FloatArray
 
-__all__ = ["equal_lengths", "is_real", "validate_lengths", "validate_scores"]
+__all__ = ["MAX_TOKENS", "equal_lengths", "is_real", "validate_lengths", "validate_scores"]
+
+#: Largest token count accepted anywhere (a chunk's length, a budget, a prefix or suffix): far
+#: beyond any context window, and small enough that sums of thousands of such counts stay exact
+#: in float64 (below 2**53).
+MAX_TOKENS = 2**40
 
 _REAL_TYPES = (int, float, np.integer, np.floating)
 
 
 def is_real(value: object) -> bool:
-    """A real number: an int, float or NumPy scalar (not a bool, a string or a sequence)."""
+    """A real number a float can hold: an int within float range, a float or a NumPy scalar (not
+    a bool, a string or a sequence)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -sys.float_info.max <= value <= sys.float_info.max
     return isinstance(value, _REAL_TYPES) and not isinstance(value, bool)
 
 
+def _not_real(name: str, index: int, value: object, want: str) -> ValueError:
+    """The error for entry ``index`` of ``name`` that :func:`is_real` refuses."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return ValueError(
+            f"{name}[{index}] is an int beyond float range ({len(str(value))} digits)"
+        )
+    return ValueError(f"{name} must be {want}; {name}[{index}]={value!r}")
+
+
 def _is_sequence(value: object) -> bool:
-    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
+    """Indexable by position with a length: a list, tuple or array (not a string or mapping)."""
+    if isinstance(value, str | bytes | Mapping):
+        return False
+    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
 
 
 def _plain_numbers(values: Sequence[object], n: int) -> FloatArray | None:
-    """``values`` as float64 when they are ``n`` plain numbers (no None, string, bool-only or
-    nested entry), else ``None``."""
+    """``values`` as float64 when they are ``n`` plain numbers (no None, string, bool or nested
+    entry, no int beyond float range), else ``None``."""
+    if isinstance(values, list | tuple) and bool in map(type, values):
+        return None  # NumPy reads [True, 1] as integers; the caller's slow path names the bool
     try:
         quick = np.asarray(values)
     except ValueError:  # ragged nesting: the caller's slow path names the entry
@@ -48,7 +71,8 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
     a missing score never sends the best item to the middle. The other entries are still checked.
 
     Raises:
-        ValueError: a wrong count, a value that is not a real number, or NaN or infinite scores.
+        ValueError: a wrong count, a value that is not a real number (a bool, or an int beyond
+            float range, is not), or NaN or infinite scores.
     """
     if scores is None:
         return None
@@ -65,7 +89,7 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
     positions = [i for i, s in enumerate(scores) if s is not None]
     for i in positions:
         if not is_real(scores[i]):
-            raise ValueError(f"scores must be real numbers or None; scores[{i}]={scores[i]!r}")
+            raise _not_real("scores", i, scores[i], "real numbers or None")
     arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
     _check_finite(arr, positions)
     return arr if len(positions) == n_items else None
@@ -85,10 +109,10 @@ def _check_finite(arr: FloatArray, positions: Sequence[int]) -> None:
 
 
 def validate_lengths(lengths: Sequence[float], n_items: int) -> FloatArray:
-    """Per-item token counts as a float array: whole numbers >= 1, one per item.
+    """Per-item token counts as a float array: whole numbers in ``[1, MAX_TOKENS]``, one per item.
 
     Raises:
-        ValueError: a wrong count, or an entry that is not a whole number >= 1, named.
+        ValueError: a wrong count, or an entry that is not a whole number in that range, named.
     """
     if not _is_sequence(lengths):
         raise ValueError(f"lengths must be a sequence of token counts, got {lengths!r}")
@@ -97,18 +121,22 @@ def validate_lengths(lengths: Sequence[float], n_items: int) -> FloatArray:
     if isinstance(lengths, list | tuple) and n_items and lengths.count(lengths[0]) == n_items:
         # All equal, the common rank-only call: check one value, skip the conversion.
         first = lengths[0]
-        if is_real(first) and math.isfinite(first) and first >= 1 and first % 1 == 0:
+        whole = is_real(first) and math.isfinite(first) and 1 <= first <= MAX_TOKENS
+        # count() compares with ==, so a True among 1s is equal: bools go to the slow path.
+        if whole and first % 1 == 0 and bool not in map(type, lengths):
             return equal_lengths(n_items, float(first))
     arr = _plain_numbers(lengths, n_items)
     if arr is None:
         for i, value in enumerate(lengths):
             if not is_real(value):
-                raise ValueError(f"lengths must be numbers; lengths[{i}]={value!r}")
+                raise _not_real("lengths", i, value, "numbers")
         arr = np.asarray(lengths, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 1) | (arr % 1 != 0))
+    with np.errstate(invalid="ignore"):  # NaN and infinities are named below, not warned of
+        bad = np.flatnonzero(~np.isfinite(arr) | (arr < 1) | (arr > MAX_TOKENS) | (arr % 1 != 0))
     if bad.size:
         raise ValueError(
-            f"lengths must be whole token counts >= 1; lengths[{bad[0]}]={lengths[bad[0]]!r}"
+            f"lengths must be whole token counts in [1, {MAX_TOKENS}]; "
+            f"lengths[{bad[0]}]={lengths[bad[0]]!r}"
         )
     return arr
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bookend.inputs import MAX_TOKENS
+
 __all__ = ["DEFAULT_SUFFIX_TOKENS", "Layout"]
 
 #: Prompt tokens after the chunks when the caller says nothing, everywhere a layout is implied:
@@ -38,8 +40,10 @@ class Layout:
         # A plain frozen dataclass rather than a pydantic model: placement builds one per call.
         for name in ("prefix_tokens", "suffix_tokens"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
                 raise ValueError(f"{name} must be a non-negative integer, got {name}={value!r}")
+            if not 0 <= value <= MAX_TOKENS:
+                raise ValueError(f"{name} must lie in [0, {MAX_TOKENS}], got {name}={value!r}")
 
     def to_dict(self) -> dict[str, int]:
         """``{"prefix_tokens": ..., "suffix_tokens": ...}``."""

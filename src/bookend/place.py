@@ -44,10 +44,47 @@ def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
         attr = operator.attrgetter(spec)
 
         def get(item: Any) -> Any:
-            return item[spec] if isinstance(item, Mapping) else attr(item)
+            try:
+                return item[spec] if isinstance(item, Mapping) else attr(item)
+            except (KeyError, AttributeError):
+                what = "key" if isinstance(item, Mapping) else "attribute"
+                raise ValueError(
+                    f"{param}={spec!r}: an item of type {type(item).__name__} has no "
+                    f"{what} {spec!r}"
+                ) from None
 
         return get
     raise ValueError(f"{param} must be a callable, an attribute name or None, got {param}={spec!r}")
+
+
+def _item_list(items: Sequence[T]) -> list[T]:
+    """``items`` as a list; a string (which would be placed character by character), a mapping
+    or anything not iterable is refused."""
+    if isinstance(items, str | bytes | Mapping) or not hasattr(items, "__iter__"):
+        raise ValueError(
+            f"items must be a list or other sequence of chunks, got items={_short(items)}"
+        )
+    return list(items)
+
+
+def _source_keys(source: Callable[[Any], Any], items: list[T], chosen: Sequence[int]) -> list[Any]:
+    """The source key of each chosen item, checked to be hashable (keys are grouped)."""
+    keys = [source(items[i]) for i in chosen]
+    for i, key in zip(chosen, keys, strict=True):
+        try:
+            hash(key)
+        except TypeError:
+            raise ValueError(
+                f"source must give a hashable key (a string, a number or None); items[{i}] gave "
+                f"{_short(key)}"
+            ) from None
+    return keys
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` on one line, cut to 80 characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _pick(items: list[T], indices: list[int]) -> list[T]:
@@ -109,7 +146,7 @@ class Bookend(Generic[T]):
         source: Getter = None,
         **settings: Any,
     ) -> None:
-        config = PlacementConfig.from_settings(model=model, **settings)
+        config = PlacementConfig(model=model, **settings)
         self._adopt(config, token_counter, _getter(text, "text"), _getter(source, "source"), None)
 
     @classmethod
@@ -168,7 +205,7 @@ class Bookend(Generic[T]):
         Raises:
             ValueError: an unknown setting or a bad value, named in the message.
         """
-        config = PlacementConfig.from_settings(**{**dict(self.config), **changes})
+        config = PlacementConfig(**{**dict(self.config), **changes})
         return self._derive(config)
 
     def with_question(self, question: str | None) -> Bookend[T]:
@@ -228,16 +265,16 @@ class Bookend(Generic[T]):
         """
         config = self.config
         if type(items) is not list:  # read only: a caller's list needs no copy
-            items = list(items)
+            items = _item_list(items)
         n = len(items)
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
-        kept, repeat_fits = select_chunks(
+        kept, repeat_fits, cut_by_top_k = select_chunks(
             rel, lens, top_k=config.top_k, budget=config.budget, repeat_top=config.repeat_top
         )
         chosen = range(n) if kept is None else kept.tolist()
-        groups = None if self._source is None else [self._source(items[i]) for i in chosen]
+        groups = None if self._source is None else _source_keys(self._source, items, chosen)
         notes: list[str] = []
         if config.repeat_top and not repeat_fits and len(chosen) >= 2:
             notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
@@ -256,6 +293,7 @@ class Bookend(Generic[T]):
             lengths=lens,
             scores=raw,
             dropped=dropped,
+            dropped_by_top_k=cut_by_top_k,
             strategy=config.strategy,
             profile=self._profile,
             layout=self._layout,

@@ -16,7 +16,7 @@ from bookend.weighing import slot_weights
 if TYPE_CHECKING:
     from bookend.placement.result import Placement
 
-__all__ = ["matplotlib_available", "plot_placement", "pyplot"]
+__all__ = ["matplotlib_available", "plot_file", "plot_placement", "pyplot"]
 
 
 def matplotlib_available() -> bool:
@@ -41,6 +41,27 @@ def pyplot() -> Any:
     return plt
 
 
+def plot_file(path: str | Path, name: str = "path") -> Path:
+    """The file a plot of ``path`` is written to: ``path`` itself, with ``.png`` appended when it
+    has no suffix. ``name`` is what the errors call it (a command line option, say).
+
+    Raises:
+        ValueError: ``path`` is a directory, or its folder does not exist.
+    """
+    out = Path(path).expanduser()
+    if out.is_dir():
+        raise ValueError(
+            f"{name}={str(path)!r} is a directory; name a file such as {str(out / 'plot.png')!r}"
+        )
+    if not out.suffix:
+        out = out.with_suffix(".png")
+    if not out.resolve().parent.is_dir():
+        raise ValueError(
+            f"{name}={str(path)!r}: the folder {str(out.resolve().parent)!r} does not exist"
+        )
+    return out
+
+
 def plot_placement(
     placement: Placement[Any] | None,
     path: str | Path,
@@ -50,7 +71,8 @@ def plot_placement(
     layout: Layout | None = None,
     labels: list[str] | None = None,
 ) -> Path:
-    """Draw the influence density over the sequence and the slot weights; save a PNG.
+    """Draw the influence density over the sequence and the slot weights; save a PNG (or the
+    format ``path``'s suffix names) and return the file written.
 
     Top panel: the profile's density (finite differences of its CDF) against the position in the
     sequence, with the Dead Zone shaded for theory profiles. Bottom panel: each prompt slot's
@@ -58,7 +80,7 @@ def plot_placement(
 
     Args:
         placement: a result to draw; or ``None`` with ``profile`` and ``n_slots``.
-        path: the PNG to write.
+        path: the file to write (see :func:`plot_file`).
         profile, n_slots, layout: what to draw without a placement.
         labels: per input index a short label for the bars.
     """
@@ -108,7 +130,7 @@ def plot_placement(
     title = "Slot weights" if placement is None else "Placement: colour = relevance"
     bottom.set_title(title)
     bottom.legend(loc="upper center", fontsize=8)
-    out = Path(path)
+    out = plot_file(path)
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out

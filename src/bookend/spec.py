@@ -13,11 +13,14 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from bookend.datafiles import load_data_json
+from bookend.errors import OneLineModel, no_bool
+from bookend.inputs import MAX_TOKENS
+from bookend.theory import MAX_DEPTH
 
 __all__ = ["ModelSpec", "available_presets"]
 
@@ -55,14 +58,19 @@ def _preset_key(name: str, table: Mapping[str, Any]) -> str | None:
     return None
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(OneLineModel):
     """An immutable, validated description of a decoder model for the influence theory.
 
     Args:
-        depth: number of transformer blocks ``H`` (real values >= 1 come from fits).
+        depth: number of transformer blocks ``H`` (real values >= 1 come from fits), at most
+            :data:`bookend.theory.MAX_DEPTH` (the closed form's work grows with ``H``).
         attn_share: attention share ``alpha`` in ``(0, 1]``; defaults to ``1 / depth``, the regime
             where the Recency Delta ``(1 - alpha)^H`` stays of order ``1/e``.
-        context_length: the model's context window in tokens (informational; optional).
+        context_length: the model's context window in tokens (informational; optional), at
+            most :data:`bookend.inputs.MAX_TOKENS`.
+
+    Raises:
+        ValueError: one line naming each bad field and its value.
         name: a label for reports.
 
     Example:
@@ -74,15 +82,19 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    depth: float = Field(ge=1, allow_inf_nan=False, description="Number of transformer blocks H.")
-    attn_share: float | None = Field(
+    depth: Annotated[float, BeforeValidator(no_bool)] = Field(
+        ge=1, le=MAX_DEPTH, allow_inf_nan=False, description="Number of transformer blocks H."
+    )
+    attn_share: Annotated[float | None, BeforeValidator(no_bool)] = Field(
         default=None,
         gt=0,
         le=1,
         allow_inf_nan=False,
         description="Attention share alpha per layer; defaults to 1/depth.",
     )
-    context_length: int | None = Field(default=None, ge=1, description="Context window in tokens.")
+    context_length: Annotated[int | None, BeforeValidator(no_bool)] = Field(
+        default=None, ge=1, le=MAX_TOKENS, description="Context window in tokens."
+    )
     name: str | None = Field(default=None, description="Label used in reports.")
 
     @model_validator(mode="after")

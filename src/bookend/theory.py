@@ -32,6 +32,7 @@ import numpy.typing as npt
 from bookend.arrays import FloatArray
 
 __all__ = [
+    "MAX_DEPTH",
     "InfluenceComponents",
     "components",
     "dead_zone",
@@ -53,10 +54,18 @@ def _lgamma(values: FloatArray) -> FloatArray:
     return np.array([math.lgamma(v) for v in values.tolist()], dtype=np.float64)
 
 
+#: Largest depth ``H`` the closed form accepts. The hop weights and the CDF's polynomial hold
+#: ``floor(H) + 2`` terms, so work and memory grow with ``H`` per evaluated point (a placement
+#: at this depth takes about 0.15 s); real decoders have at most a few hundred blocks, the lab's
+#: fits stop at 2000, and the Poisson limit is checked against ``H = 20000``.
+MAX_DEPTH = 100_000
+
+
 def validate_depth_share(depth: float, attn_share: float) -> None:
-    """Raise ``ValueError`` naming the parameter unless ``depth >= 1``, ``0 < attn_share <= 1``."""
-    if not math.isfinite(depth) or depth < 1:
-        raise ValueError(f"depth must be a finite number >= 1, got depth={depth!r}")
+    """Raise ``ValueError`` naming the parameter unless ``1 <= depth <= MAX_DEPTH`` and
+    ``0 < attn_share <= 1``."""
+    if not math.isfinite(depth) or not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"depth must be a number in [1, {MAX_DEPTH}], got depth={depth!r}")
     if not math.isfinite(attn_share) or not 0.0 < attn_share <= 1.0:
         raise ValueError(f"attn_share must lie in (0, 1], got attn_share={attn_share!r}")
 

@@ -125,7 +125,8 @@ def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
         setting: the setting that gave ``name``, for the error messages.
 
     Raises:
-        ValueError: the package it needs is missing, or the name is neither.
+        ValueError: the package it needs is missing, the name is neither, or a tiktoken
+            encoding is neither cached nor downloadable.
     """
     path = Path(name).expanduser()
     if path.exists():
@@ -157,5 +158,11 @@ def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
         raise ValueError(
             f"{setting}={name!r} is neither a local Hugging Face tokenizer path nor a tiktoken "
             f"encoding (known: {', '.join(tiktoken.list_encoding_names())})"
+        ) from None
+    except OSError:  # a download refused or failing (requests' errors are OSErrors too)
+        raise ValueError(
+            f"tokenizer={name!r}: the tiktoken encoding is not cached here and cannot be "
+            "downloaded (offline?); set TIKTOKEN_CACHE_DIR to a folder holding its cached file, "
+            "or pass a local Hugging Face tokenizer path"
         ) from None
     return lambda text: len(encoding.encode(text, disallowed_special=()))

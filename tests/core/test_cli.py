@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import bookend
 from bookend.cli import build_parser, main
 
 
@@ -200,3 +201,69 @@ def test_help_is_complete(command: str) -> None:
     for action in sub._actions:
         if action.option_strings and action.dest != "help":
             assert action.help, f"{command} {action.option_strings} has no help"
+
+
+def test_plot_writes_exactly_the_path_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    named = tmp_path / "weights.png"
+    assert main(["profile", "--k", "3", "--plot", str(named)]) == 0
+    assert named.is_file()
+    assert f"plot written to {named}" in capsys.readouterr().err
+    bare = tmp_path / "myplot"
+    assert main(["profile", "--k", "3", "--plot", str(bare)]) == 0
+    assert not bare.exists()
+    assert (tmp_path / "myplot.png").is_file()
+    assert f"plot written to {tmp_path / 'myplot.png'}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["profile", "--k", "3"], ["demo", "--k", "3"]])
+def test_plot_refuses_a_directory_in_one_line(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--plot", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"--plot={str(tmp_path)!r} is a directory" in err
+    assert not Path(f"{tmp_path}.png").exists()
+
+
+def test_reorder_takes_top_k_and_a_tokenizer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = Tokenizer(models.WordLevel({"[UNK]": 0, "alpha": 1}, unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    words.save(str(tmp_path / "tokenizer.json"))
+    chunks = json.dumps(["alpha " * 7, "beta", "gamma delta"])
+    monkeypatch.setattr(sys, "stdin", io.StringIO(chunks))
+    assert main(["reorder", "--top-k", "2", "--tokenizer", str(tmp_path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["dropped_indices"] == result["dropped_by_top_k"] == [2]
+    assert [s["end"] - s["start"] for s in result["slots"]] == [7, 1]  # one token a word
+    monkeypatch.setattr(sys, "stdin", io.StringIO(chunks))
+    assert main(["reorder", "--tokenizer", str(tmp_path / "none")]) == 2
+    assert "tokenizer=" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"bookend {bookend.__version__}"
+
+
+def test_a_profile_file_without_json_suffix_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = bookend.TabulatedProfile(weights=(1.0, 3.0), kind="slot")
+    path = tmp_path / "profile"
+    path.write_text(json.dumps(table.to_json()))
+    assert main(["profile", "--model", str(path), "--k", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["slot_weights"][1] > 1
+    path.write_text("not a profile")
+    assert main(["profile", "--model", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "is not JSON" in err
+    assert "unknown preset" not in err

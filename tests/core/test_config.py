@@ -84,8 +84,11 @@ def test_every_field_is_described() -> None:
         ({"equal_lengths": "sometimes"}, "equal_lengths='sometimes'"),
         ({"model": 12}, "model=12"),
         ({"model": {"layers": 3}}, "an inline model must be"),
-        ({"model": {"depth": 0}}, "model.depth=0: Input should be greater than or equal to 1"),
-        ({"model": {"depth": 3, "layers": 2}}, "unknown field model.layers=2"),
+        (
+            {"model": {"depth": 0}},
+            "model={'depth': 0}: depth=0: Input should be greater than or equal to 1",
+        ),
+        ({"model": {"depth": 3, "layers": 2}}, "unknown field layers=2"),
         ({"model": "gpt-5"}, "did you mean"),
     ],
 )

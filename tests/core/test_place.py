@@ -63,7 +63,7 @@ def test_five_equal_chunks_put_best_and_second_best_at_the_ends() -> None:
         assert {placement.order[0], placement.order[-1]} == {0, 1}
         explanation = placement.explain()
         assert "most relevant chunk (0)" in explanation
-        assert "1st heaviest" in explanation
+        assert "the heaviest of 5" in explanation
         assert "vs relevance order" in explanation
         assert placement.objective > placement.baselines["relevance"]
 

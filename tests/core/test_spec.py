@@ -24,7 +24,7 @@ def test_attn_share_defaults_to_inverse_depth() -> None:
 
 def test_spec_is_immutable_and_hashable() -> None:
     spec = ModelSpec(depth=12, name="x")
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError):  # assignment: pydantic's own error
         spec.depth = 3  # type: ignore[misc]
     assert hash(spec) == hash(ModelSpec(depth=12, name="x"))
 

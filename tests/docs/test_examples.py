@@ -28,6 +28,8 @@ def _run(script: str) -> str:
 def test_custom_pipeline_example_runs() -> None:
     out = _run("custom_pipeline.py")
     assert "bookend view" in out
+    # The bookend view is the one it runs: nothing after the chunks.
+    assert "layout: prefix=0 suffix=0 tokens (chunks fill the sequence" in out
     assert "whole-prompt view" in out
     assert "dropped by the token budget" in out
     assert "Question: How does the James Webb" in out

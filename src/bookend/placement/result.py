@@ -11,8 +11,10 @@ import numpy as np
 
 from bookend.arrays import FloatArray, IntArray
 from bookend.layout import Layout
-from bookend.placement.orders import alternate_order, rank_order
+from bookend.placement.orders import alternate_order, rank_order, weight_tiers
 from bookend.profiles.base import InfluenceProfile
+from bookend.profiles.tabulated import TabulatedProfile
+from bookend.profiles.theory import TheoryProfile
 from bookend.weighing import ChunkWeigher, WeightRule
 
 __all__ = ["ChunkSlot", "Placement"]
@@ -56,6 +58,8 @@ class Placement(Generic[T]):
         lengths: per input index, the token count used.
         scores: per input index, the caller's raw score, or ``None`` without scores.
         dropped: input indices left out by ``top_k`` or a token budget (empty without either).
+        dropped_by_top_k: those of :attr:`dropped` that ``top_k`` left out; the token budget
+            left out the others.
         strategy: the strategy that chose ``order``.
         profile: the influence profile used.
         layout: tokens before and after the chunks in the analysed sequence.
@@ -76,6 +80,7 @@ class Placement(Generic[T]):
     lengths: FloatArray
     scores: FloatArray | None
     dropped: tuple[int, ...]
+    dropped_by_top_k: tuple[int, ...]
     strategy: str
     profile: InfluenceProfile
     layout: Layout
@@ -93,6 +98,7 @@ class Placement(Generic[T]):
         lengths: FloatArray,
         scores: FloatArray | None,
         dropped: tuple[int, ...],
+        dropped_by_top_k: tuple[int, ...],
         strategy: str,
         profile: InfluenceProfile,
         layout: Layout,
@@ -112,6 +118,7 @@ class Placement(Generic[T]):
         return (
             self.order,
             self.dropped,
+            self.dropped_by_top_k,
             self.strategy,
             self.profile,
             self.layout,
@@ -226,6 +233,7 @@ class Placement(Generic[T]):
             "objective": self.objective,
             "baselines": self.baselines,
             "dropped": list(self.dropped),
+            "dropped_by_top_k": list(self.dropped_by_top_k),
             "strategy": self.strategy,
             "profile": self.profile.name,
             "layout": self.layout.to_dict(),
@@ -236,16 +244,19 @@ class Placement(Generic[T]):
         }
 
     def explain(self, *, previews: Sequence[str] | None = None) -> str:
-        """A table of slot, chunk, relevance, score, span and weight, with the objective compared
-        with the baselines and a one-line reason per chunk.
+        """A table of slot, chunk, relevance, score, span and weight, with one line on what
+        decided the order, the objective compared with the baselines and what was dropped by
+        which limit.
 
         Args:
             previews: optional per input index text to show (for example the first words).
         """
+        theory = isinstance(self.profile, TheoryProfile)
+        final = "the Recency Delta" if theory else "the final token"
         view = (
-            "chunks fill the sequence: the final chunk holds the Recency Delta"
+            f"chunks fill the sequence: the final chunk holds {final}"
             if self.layout.suffix_tokens == 0
-            else "the Recency Delta falls after the chunks, on the suffix"
+            else f"{final} falls after the chunks, on the suffix"
         )
         lines = [
             f"profile: {self.profile.name}",
@@ -259,6 +270,7 @@ class Placement(Generic[T]):
                 if self.competition is None
                 else f"expected answer share, chunks competing (competition={self.competition:g})"
             ),
+            f"decided by: {self._decided_by()}",
             "",
         ]
         header = f"{'slot':>4}  {'chunk':>5}  {'relevance':>9}  {'score':>9}  "
@@ -267,9 +279,6 @@ class Placement(Generic[T]):
             header += "  text"
         lines += [header, "-" * len(header)]
         rank_of = {int(i): r + 1 for r, i in enumerate(rank_order(self.relevance))}
-        weight_rank = {
-            int(p): r + 1 for r, p in enumerate(np.argsort(-self.weights, kind="stable"))
-        }
         for s in self.slots:
             score = "-" if s.score is None else f"{s.score:9.4g}"
             row = f"{s.slot:>4}  {s.index:>5}  {s.relevance:>9.3f}  {score:>9}  "
@@ -278,25 +287,77 @@ class Placement(Generic[T]):
                 row += "  " + previews[s.index][:48].replace("\n", " ")
             lines.append(row)
         lines.append("")
-        lines.append(
-            f"weight = {_RULE_TEXT[self.weight_rule]} (1.0 = a uniform share); "
-            "rank = relevance rank."
-        )
+        legend = f"weight = {_RULE_TEXT[self.weight_rule]} (1.0 = a uniform share)"
+        if self.layout.suffix_tokens and not self.profile.per_document:
+            legend += f"; the answer token after the chunks holds {self._answer_share():.1%}"
+        lines.append(legend + "; rank = relevance rank.")
         if len(self.slots) > 1:
-            top = max(self.slots, key=lambda s: (s.relevance, -s.index))
-            lines.append(
-                f"why: the most relevant chunk ({top.index}) sits in slot {top.slot}, the "
-                f"{_ordinal(weight_rank[top.slot])} heaviest of {len(self.slots)} "
-                f"(weight {top.weight:.3f})."
-            )
+            lines.append(f"why: {self._why_top()}")
         lines.append(f"objective (sum relevance x weight): {self.objective:.4f}")
         for name, value in self.baselines.items():
             change = _relative(self.objective, value)
             lines.append(f"  vs {name:<9} order: {value:.4f} ({change})")
-        if self.dropped:
-            lines.append(f"dropped by the token budget: {list(self.dropped)}")
+        by_budget = [i for i in self.dropped if i not in set(self.dropped_by_top_k)]
+        if self.dropped_by_top_k:
+            lines.append(f"dropped by top_k: {list(self.dropped_by_top_k)}")
+        if by_budget:
+            lines.append(f"dropped by the token budget: {by_budget}")
         lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
+
+    def _decided_by(self) -> str:
+        """One line: which profile and view decided the order, the shape of the weights, and
+        whether (and why) the result is the input order."""
+        kind = (
+            "theory profile"
+            if isinstance(self.profile, TheoryProfile)
+            else f"{self.profile.kind} table"
+            if isinstance(self.profile, TabulatedProfile)
+            else "profile"
+        )
+        if self.profile.per_document:
+            view = "one weight per slot (the layout does not move them)"
+        elif self.layout.suffix_tokens == 0:
+            view = "bookend view (the chunks end the analysed sequence)"
+        else:
+            view = "whole-prompt view (the answer follows the chunks)"
+        text = f"{kind} {self.profile.name}, {view}: {_shape(self.weights)}"
+        if self.strategy != "bookend":
+            text += f"; the {self.strategy} strategy fixes the pattern"
+        kept = tuple(sorted(set(self.order)))
+        if self.order == kept and len(kept) > 1:
+            if self.scores is None:
+                reason = "without scores the input order is the relevance order"
+            elif np.array_equal(rank_order(self.relevance[list(kept)]), np.arange(len(kept))):
+                reason = "the input is already in relevance order"
+            else:
+                reason = "the weights leave no better order"
+            text += f"; the result is the input order ({reason})"
+        return text
+
+    def _why_top(self) -> str:
+        """Where the most relevant chunk went, by its slot's weight tier (ties named as such)."""
+        top = max(self.slots, key=lambda s: (s.relevance, -s.index))
+        tiers = weight_tiers(self.weights)
+        tier = int(tiers[top.slot])
+        tied = int(np.count_nonzero(tiers == tier))
+        place = f"the {_ordinal(tier + 1)} heaviest" if tier else "the heaviest"
+        if tied > 1:
+            place = f"one of {tied} slots tied as {place}"
+        return (
+            f"the most relevant chunk ({top.index}) sits in slot {top.slot}, {place} of "
+            f"{len(self.slots)} (weight {top.weight:.3f})."
+        )
+
+    def _answer_share(self) -> float:
+        """The influence on the final token of the analysed sequence (the answer's position)."""
+        total = float(
+            self.layout.prefix_tokens
+            + self.lengths[list(self.order)].sum()
+            + self.layout.suffix_tokens
+        )
+        before = self.profile.cdf_at_tokens(np.array([total - 1.0]), total)
+        return 1.0 - float(before[0])
 
     def __repr__(self) -> str:
         return (
@@ -311,6 +372,21 @@ _RULE_TEXT: dict[str, str] = {
     "density": "mean influence density over the chunk's span",
     "slot": "weight of the document slot, every chunk at the mean length",
 }
+
+
+def _shape(weights: FloatArray) -> str:
+    """The shape of the slot weights in words, and what it does to the most relevant chunks."""
+    tiers = weight_tiers(weights)
+    if weights.size < 2 or not tiers.any():
+        return "every slot weighs the same, so the chunks keep their relevance order"
+    if np.all(np.diff(tiers) >= 0):
+        return "weights fall from front to back, so the most relevant chunk goes first"
+    if np.all(np.diff(tiers) <= 0):
+        return "weights rise from front to back, so the most relevant chunk goes last"
+    lightest = int(np.argmax(tiers))
+    if 0 < lightest < weights.size - 1 and tiers[0] < tiers[lightest] > tiers[-1]:
+        return "U-shaped: the most relevant chunks take both ends"
+    return "the weights vary along the prompt, so the most relevant chunks take the heaviest slots"
 
 
 def _ordinal(n: int) -> str:

@@ -17,9 +17,10 @@ def select_chunks(
     top_k: int | None,
     budget: int | None,
     repeat_top: bool,
-) -> tuple[IntArray | None, bool]:
-    """The input indices kept, ascending (``None`` when every chunk is), and whether a repeat of
-    the top kept chunk fits (``repeat_top`` asked for and within the budget).
+) -> tuple[IntArray | None, bool, tuple[int, ...]]:
+    """The input indices kept, ascending (``None`` when every chunk is), whether a repeat of the
+    top kept chunk fits (``repeat_top`` asked for and within the budget), and the indices
+    ``top_k`` left out, ascending (the budget left out the other dropped ones).
 
     ``top_k`` keeps the most relevant chunks; then ``budget`` takes them greedily by relevance,
     skipping those that do not fit, and a repeated top chunk counts twice (its copy is paid
@@ -29,10 +30,12 @@ def select_chunks(
         ValueError: a budget smaller than every chunk.
     """
     if budget is None and (top_k is None or top_k >= relevance.size):
-        return None, repeat_top
-    ranked = rank_order(relevance)[:top_k]
+        return None, repeat_top, ()
+    order = rank_order(relevance)
+    ranked = order[:top_k]
+    cut = tuple(sorted(order[top_k:].tolist())) if top_k is not None else ()
     if budget is None:
-        return np.sort(ranked), repeat_top
+        return np.sort(ranked), repeat_top, cut
     kept: list[int] = []
     used = 0.0
     repeat = repeat_top
@@ -49,4 +52,4 @@ def select_chunks(
         raise ValueError(
             f"budget={budget} is smaller than every chunk (shortest is {int(lengths.min())} tokens)"
         )
-    return np.asarray(sorted(kept), dtype=np.int64), repeat
+    return np.asarray(sorted(kept), dtype=np.int64), repeat, cut

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from bookend.arrays import FloatArray, IntArray
-from bookend.placement.orders import rank_order
+from bookend.placement.orders import rank_order, weight_tiers
 from bookend.placement.problem import Problem
 from bookend.profiles.base import InfluenceProfile
 from bookend.weighing import ChunkWeigher
@@ -35,8 +35,9 @@ def assign_by_rank(relevance: FloatArray, ranks: IntArray) -> IntArray:
 
 
 def slot_ranks(weigher: ChunkWeigher, length: float) -> IntArray:
-    """Per slot of ``weigher``'s chunks, its rank by weight (0 the heaviest; ties: the earlier
-    slot first) when each chunk has frame length ``length`` in the same sequence."""
+    """Per slot of ``weigher``'s chunks, its rank by weight (0 the heaviest; ties within
+    :data:`~bookend.placement.orders.WEIGHT_TIE`: the earlier slot first) when each chunk has
+    frame length ``length`` in the same sequence."""
     return _ranks(weigher.profile, weigher.prefix, weigher.total, weigher.lengths.size, length)
 
 
@@ -49,6 +50,8 @@ def _ranks(
     # With equal lengths every weight rule gives the mean density.
     weigher = ChunkWeigher(profile, "density", lengths, prefix, total, lengths, None)
     ranks = np.empty(k, dtype=np.int64)
-    ranks[np.argsort(-weigher.weights_of_orders(np.arange(k)), kind="stable")] = np.arange(k)
+    # Tied slots (within WEIGHT_TIE) rank in slot order, so they take chunks in relevance order.
+    tiers = weight_tiers(weigher.weights_of_orders(np.arange(k)))
+    ranks[np.lexsort((np.arange(k), tiers))] = np.arange(k)
     ranks.flags.writeable = False
     return ranks

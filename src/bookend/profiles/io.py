@@ -80,9 +80,9 @@ def load_profile(path: str | os.PathLike[str]) -> StoredProfile:
 
 
 def is_profile_path(name: str) -> bool:
-    """Whether a ``model`` string names a profile file (a ``.json`` path) rather than a preset
-    or a published curve (Hugging Face ids contain ``/`` too)."""
-    return name.lower().endswith(".json")
+    """Whether a ``model`` string names a profile file (a ``.json`` path, or any existing file)
+    rather than a preset or a published curve (Hugging Face ids contain ``/`` too)."""
+    return name.lower().endswith(".json") or os.path.isfile(name)
 
 
 def file_stamp(ref: object) -> tuple[int, int] | None:

@@ -13,9 +13,17 @@ Examples::
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from bookend.lab.cli.common import filler_range, guarded, say, set_threads
+from bookend.lab.cli.common import (
+    check_outputs,
+    check_profiles,
+    filler_range,
+    guarded,
+    say,
+    set_threads,
+)
 from bookend.lab.items.lookup import DEFAULT_FILLER
 
 __all__ = ["register"]
@@ -114,6 +122,20 @@ def _run(args: argparse.Namespace) -> int:
             f"--filler does not apply to --hard items (their lengths are their own), "
             f"got --filler {' '.join(f'{lo}-{hi}' for lo, hi in args.filler)}"
         )
+    if args.compare and not (args.holdout_docs or args.holdout_filler):
+        raise ValueError(
+            "--compare scores the held-back cells: give --holdout-docs or --holdout-filler, "
+            f"got --compare {' '.join(args.compare)}"
+        )
+    out = Path(args.out)
+    check_outputs(
+        out=args.out,
+        slots_out=args.slots_out or out.with_name(f"{out.stem}-slots.json"),
+        json=args.json_path,
+        plot=args.plot,
+        holdout_plot=args.holdout_plot,
+    )
+    check_profiles("--compare", args.compare)
     settings = {} if args.weights is None else {"threads": set_threads(args.threads)}
     from bookend.lab.experiments.calibrate import calibrate
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from bookend.lab import deps
 
-__all__ = ["filler_range", "guarded", "say", "set_threads"]
+__all__ = ["check_outputs", "check_profiles", "filler_range", "guarded", "say", "set_threads"]
 
 
 def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -29,6 +30,32 @@ def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
     run.__doc__ = command.__doc__
     return run
+
+
+def check_outputs(**paths: str | os.PathLike[str] | None) -> None:
+    """Refuse, before any model loads, an output file whose folder does not exist or that names a
+    folder (``paths``: option name -> path, ``None`` for an option not given)."""
+    for option, path in paths.items():
+        if path is None:
+            continue
+        target = Path(path)
+        flag = f"--{option.replace('_', '-')}"
+        if target.is_dir():
+            raise ValueError(f"{flag} must name a file, got the folder {str(path)!r}")
+        if not target.parent.is_dir():
+            raise ValueError(f"{flag}: its folder does not exist: {str(target.parent)!r}")
+
+
+def check_profiles(option: str, references: Iterable[str]) -> None:
+    """Resolve every profile reference (path or preset) before any model loads, so a typo ends the
+    command at once (``ValueError`` naming the option)."""
+    import bookend
+
+    for reference in references:
+        try:
+            bookend.resolve_profile(reference)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{option} {reference}: {error}") from None
 
 
 def set_threads(threads: int | None) -> int:

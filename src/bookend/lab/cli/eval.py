@@ -19,7 +19,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from bookend.lab.cli.common import guarded, set_threads
+from bookend.lab.cli.common import check_profiles, guarded, set_threads
 from bookend.lab.cli.runs import (
     DOCS,
     ITEMS,
@@ -108,6 +108,8 @@ def _strategy_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _evaluate(args: argparse.Namespace) -> int:
     sizes = QUICK if args.quick else DEFAULT
     check_counts(args, ("docs", "items", "random_draws", "threads"))
+    profiles = _strategy_settings(args)
+    check_profiles("--profile", [p for p in profiles.values() if isinstance(p, str)])
     set_threads(args.threads)
     from bookend.lab.experiments.evaluate import evaluate
 
@@ -117,7 +119,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         k=args.docs or sizes["docs"],
         n_items=args.items or sizes["items"],
         families=args.families,
-        profiles=_strategy_settings(args),
+        profiles=profiles,
         random_draws=args.random_draws or sizes["random_draws"],
         oracle=not args.no_oracle,
     )

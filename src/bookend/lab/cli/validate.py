@@ -72,6 +72,17 @@ def register(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     """Measure, compare, fit; write the report, plot and profiles."""
+    import bookend
+
+    if (
+        args.model
+        and not Path(args.model).exists()
+        and args.model not in bookend.available_presets()
+    ):
+        raise ValueError(
+            f"unknown preset name={args.model!r} and no such config file "
+            "(bookend.available_presets() lists the presets)"
+        )
     threads = set_threads(args.threads)
     from bookend.lab.experiments.validate import validate_influence
     from bookend.lab.influence.text import bundled_text

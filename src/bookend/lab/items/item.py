@@ -212,6 +212,8 @@ def load_jsonl(path: str | Path) -> list[Item]:
         ValueError: naming the line and field of the first malformed item, or for an empty file.
     """
     source = Path(path)
+    if source.is_dir():
+        raise ValueError(f"items file is a folder, not a JSONL file: path={str(path)!r}")
     if not source.is_file():
         raise ValueError(f"items file does not exist: path={str(path)!r}")
     items = [

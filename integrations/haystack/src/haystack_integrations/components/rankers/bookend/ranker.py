@@ -118,7 +118,7 @@ class BookendRanker:
     ) -> None:
         _check_own_settings(word_count_threshold, source_key, annotate)
         given = locals()  # the parameters, of which the placement settings are checked here
-        config = PlacementConfig.from_settings(**{name: given[name] for name in PLACEMENT_OPTIONS})
+        config = PlacementConfig(**{name: given[name] for name in PLACEMENT_OPTIONS})
         # Plain attributes, read on every run: a setting changed later is used by the next run.
         self.model = config.model
         self.strategy: StrategyName = config.strategy
@@ -151,7 +151,7 @@ class BookendRanker:
     def to_dict(self) -> dict[str, Any]:
         """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``): the current settings,
         checked, with a profile object in its JSON form."""
-        config = PlacementConfig.from_settings(**self._settings())
+        config = PlacementConfig(**self._settings())
         return default_to_dict(
             self,
             **config.model_dump(),

@@ -1,20 +1,19 @@
-"""What the three adapters' bad-input tests share: arbitrary JSON-like values, and the rule every
-call must follow (it places every item exactly once, or refuses in one line that names what was
-wrong; never another exception type, never a warning).
+"""What the bad-input tests of the core and the three adapters share: arbitrary JSON-like values,
+and the rule every call must follow (it places every item exactly once, or refuses in one line
+that names what was wrong; never another exception type, never a warning).
 
-The adapters are separate distributions with separate test folders, so the shared pieces reach
-them as one session fixture, ``bad_input``.
+The core and the adapters have separate test folders (the adapters are separate distributions),
+so the shared pieces reach them from the repository's root as one session fixture,
+``bad_input``.
 """
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import assume
 from hypothesis import strategies as st
 
 from bookend import STRATEGIES, WEIGHT_RULES, Placement
@@ -126,7 +125,6 @@ class BadInput:
         """Each way of building a component from ``settings`` refuses them (naming one of the
         settings or ``names``), or gives a component whose placement accounts for every item
         once and whose ``run`` returns the placement's items (compared by ``key``)."""
-        assume(not BadInput.fails_in_the_core(settings))  # listed for the core to refuse
         allowed = [*settings, *names]
         for build in builds:
             component = BadInput.attempt(build, allowed)
@@ -136,25 +134,6 @@ class BadInput:
             if placement is not None:
                 BadInput.each_once(placement, len(placement.relevance))
                 assert list(map(key, run(component))) == list(map(key, placement.items))
-
-    @staticmethod
-    def fails_in_the_core(settings: dict[str, Any]) -> bool:
-        """Settings that the core accepts and then fails on (to be refused by the core's
-        ``PlacementConfig``): a count beyond float range (``OverflowError`` when converted), or a
-        ``competition`` so large that rounding its objective to 12 decimals overflows (a NumPy
-        ``RuntimeWarning``). The adapters pass settings on unchanged."""
-
-        def huge(value: Any) -> bool:
-            return type(value) is int and abs(value) > sys.float_info.max
-
-        competition = settings.get("competition")
-        too_strong = (
-            type(competition) in (int, float)
-            and sys.float_info.max / 1e12 < competition <= sys.float_info.max
-        )
-        return too_strong or any(
-            huge(settings.get(k)) for k in ("budget", "prefix_tokens", "suffix_tokens")
-        )
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,60 @@
+"""One-line errors from pydantic models: a ``ValidationError`` spans several lines, and every
+entry point promises a single line that names the parameter and its value."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["OneLineModel", "no_bool", "one_line"]
+
+M = TypeVar("M", bound="OneLineModel")
+
+
+def one_line(exc: ValidationError, known: Collection[str], noun: str = "field") -> str:
+    """One clause per pydantic error, joined: ``name=value: what is wrong``; an unknown ``noun``
+    (field, setting) is listed with the ``known`` ones."""
+    parts = []
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "settings"
+        value = err.get("input")
+        if err["type"] == "extra_forbidden" and len(err["loc"]) > 1:
+            parts.append(f"unknown field {name}={value!r}")
+        elif err["type"] == "extra_forbidden":
+            parts.append(f"unknown {noun} {name}={value!r} ({noun}s: {', '.join(known)})")
+        else:
+            message = str(err["msg"]).removeprefix("Value error, ")
+            parts.append(f"{name}={value!r}: {message}")
+    return "; ".join(parts)
+
+
+def no_bool(value: Any) -> Any:
+    """``value`` unless it is a bool: pydantic reads ``True`` as 1, and a flag given for a number
+    is a mistake worth naming (a ``BeforeValidator``)."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, not a bool (got {value!r})")
+    return value
+
+
+class OneLineModel(BaseModel):
+    """A pydantic model whose construction and validation raise a one-line ``ValueError``
+    (:func:`one_line`) instead of pydantic's multi-line ``ValidationError``."""
+
+    #: What the error calls an unknown keyword.
+    field_noun: ClassVar[str] = "field"
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ValueError(one_line(exc, type(self).model_fields, self.field_noun)) from None
+
+    @classmethod
+    def model_validate(cls: type[M], obj: Any, **kwargs: Any) -> M:
+        """:meth:`pydantic.BaseModel.model_validate`, with a one-line error."""
+        try:
+            return super().model_validate(obj, **kwargs)
+        except ValidationError as exc:
+            raise ValueError(one_line(exc, cls.model_fields, cls.field_noun)) from None

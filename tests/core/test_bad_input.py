@@ -1,0 +1,297 @@
+"""Bad input to the core's entry points: one table of cases per entry point (the Python API, the
+command line), and properties over arbitrary JSON-like values (the shared ``bad_input`` fixture
+of the repository's conftest): every call places each item once or refuses in one line naming
+the parameter, never another exception, never a warning.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bookend
+from bookend.adapters import PLACEMENT_OPTIONS
+from bookend.cli import main
+
+
+@contextmanager
+def _strict() -> Iterator[None]:
+    """Any warning inside is an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+HUGE = 10**400
+NAN = math.nan
+ITEMS = ["alpha", "beta", "gamma"]
+
+#: The Python API: (case, call, what the one-line message must hold: the parameter and value).
+API_CASES: list[tuple[str, Callable[[], Any], str]] = [
+    ("items None", lambda: bookend.reorder(None), "items=None"),  # type: ignore[arg-type]
+    ("items a string", lambda: bookend.reorder("abc", [1, 2, 3]), "items='abc'"),
+    ("items a mapping", lambda: bookend.reorder({"a": 1}), "items={'a': 1}"),  # type: ignore[arg-type]
+    ("items a number", lambda: bookend.reorder(5), "items=5"),  # type: ignore[arg-type]
+    ("huge length", lambda: bookend.reorder(ITEMS, lengths=[HUGE, 1, 1]), "lengths[0]"),
+    ("length too large", lambda: bookend.reorder(ITEMS, lengths=[2**41, 1, 1]), "lengths[0]"),
+    ("NaN length", lambda: bookend.reorder(ITEMS[:1], lengths=[NAN]), "lengths[0]=nan"),
+    ("bool length", lambda: bookend.reorder(ITEMS, lengths=[1, True, 1]), "lengths[1]=True"),
+    ("huge score", lambda: bookend.reorder(ITEMS, [HUGE, 1, 1]), "scores[0]"),
+    ("bool score", lambda: bookend.reorder(ITEMS, [True, 1, 1]), "scores[0]=True"),
+    (
+        "text key missing",
+        lambda: bookend.Bookend(text="text").place([{"t": 1}], [1]),
+        "text='text'",
+    ),
+    (
+        "source key missing",
+        lambda: bookend.Bookend(source="missing").place(ITEMS, [1, 2, 3]),
+        "source='missing'",
+    ),
+    (
+        "source unhashable",
+        lambda: bookend.Bookend(source=lambda item: [item]).place(ITEMS, [1, 2, 3]),
+        "source must give a hashable key",
+    ),
+    ("competition huge", lambda: bookend.reorder(ITEMS, competition=1e300), "competition=1e+300"),
+    ("competition a bool", lambda: bookend.reorder(ITEMS, competition=True), "competition=True"),
+    ("budget huge", lambda: bookend.reorder(ITEMS, budget=2**41), "budget=2199023255552"),
+    ("prefix huge", lambda: bookend.reorder(ITEMS, prefix_tokens=10**20), "prefix_tokens=10"),
+    ("suffix huge", lambda: bookend.reorder(ITEMS, suffix_tokens=10**20), "suffix_tokens=10"),
+    ("misspelt setting", lambda: bookend.PlacementConfig(topk=3), "topk=3"),
+    ("bad setting value", lambda: bookend.PlacementConfig(top_k=0), "top_k=0"),
+    (
+        "validated setting",
+        lambda: bookend.PlacementConfig.model_validate({"budget": 0}),
+        "budget=0",
+    ),
+    ("depth below one", lambda: bookend.ModelSpec(depth=0.5), "depth=0.5"),
+    ("depth a bool", lambda: bookend.ModelSpec(depth=True), "depth=True"),
+    ("depth unbounded", lambda: bookend.ModelSpec(depth=1e9), "less than or equal to 100000"),
+    (
+        "depth unbounded inline",
+        lambda: bookend.reorder(ITEMS, model={"depth": 1e9}),
+        "depth=1000000000.0",
+    ),
+    (
+        "context unbounded",
+        lambda: bookend.ModelSpec(depth=4, context_length=10**20),
+        "context_length=100000000000000000000",
+    ),
+    ("layout prefix huge", lambda: bookend.Layout(prefix_tokens=10**20), "prefix_tokens=10"),
+]
+
+
+@pytest.mark.parametrize(("case", "call", "fragment"), API_CASES, ids=[c[0] for c in API_CASES])
+def test_python_api_refuses_in_one_line(
+    case: str, call: Callable[[], Any], fragment: str, bad_input: Any
+) -> None:
+    with _strict():
+        bad_input.refused(call, fragment)
+
+
+def test_tiktoken_encoding_offline_says_how_to_provide_one(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, bad_input: Any
+) -> None:
+    # An empty cache and a proxy that refuses every connection: the download fails as offline.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    for proxy in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.setenv(proxy, "http://127.0.0.1:9")
+    bad_input.refused(lambda: bookend.Bookend(tokenizer="cl100k_base"), "TIKTOKEN_CACHE_DIR")
+
+
+def _cli(argv: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    return main(argv)
+
+
+TWO = '["alpha", "beta"]'
+DIGITS = "1" + "0" * 400
+
+#: The command line: (case, arguments, stdin, what the one error line must hold).
+CLI_CASES: list[tuple[str, list[str], str, str]] = [
+    ("depth unbounded", ["reorder", "--model", '{"depth": 1e9}'], TWO, "depth=1000000000.0"),
+    ("depth below one", ["reorder", "--model", '{"depth": 0.5}'], TWO, "depth=0.5"),
+    (
+        "400-digit length",
+        ["reorder"],
+        f'[{{"text": "a", "length": {DIGITS}}}, {{"text": "b", "length": 2}}]',
+        "lengths[0]",
+    ),
+    (
+        "400-digit score",
+        ["reorder"],
+        f'{{"chunks": ["a", "b"], "scores": [{DIGITS}, 1]}}',
+        "scores[0]",
+    ),
+    ("huge budget", ["reorder", "--budget", DIGITS], TWO, "budget=1000"),
+    ("huge competition", ["reorder", "--competition", "1e300"], TWO, "competition=1e+300"),
+    ("huge prefix", ["profile", "--prefix-tokens", "100000000000000000000"], "", "prefix_tokens="),
+    ("huge suffix", ["reorder", "--suffix-tokens", "100000000000000000000"], TWO, "suffix_tokens="),
+    ("input not a list", ["reorder"], "null", "input must be a list"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "argv", "stdin", "fragment"), CLI_CASES, ids=[c[0] for c in CLI_CASES]
+)
+def test_command_line_refuses_in_one_line(
+    case: str,
+    argv: list[str],
+    stdin: str,
+    fragment: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with _strict():
+        assert _cli(argv, stdin, monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"bookend {argv[0]}: error: "), err
+    assert fragment in err, err
+
+
+# The properties. Hypothesis draws from the shared strategies inside each example (the fixture is
+# not available when the test is decorated); one second per call at most.
+PROPERTY = settings(deadline=1000, max_examples=150)
+SETTING_NAMES = [name for name in PLACEMENT_OPTIONS if name != "tokenizer"]
+
+
+def _items(data: st.DataObject, bad_input: Any) -> Any:
+    """A list of strings (with some JSON-like entries), or any JSON-like value."""
+    strings = st.lists(st.text(max_size=12) | bad_input.json_like, max_size=6)
+    return data.draw(strings | bad_input.json_like, label="items")
+
+
+def _numbers(data: st.DataObject, bad_input: Any, label: str) -> Any:
+    """None, a list of numbers or JSON-like entries, or any JSON-like value."""
+    entries = st.floats() | st.integers(1, 10**6) | bad_input.json_like
+    return data.draw(st.none() | st.lists(entries, max_size=6) | bad_input.json_like, label=label)
+
+
+def _placed(placement: bookend.Placement[Any], items: Any, bad_input: Any) -> None:
+    bad_input.each_once(placement, len(items))
+    assert placement.items == [items[i] for i in placement.order]
+
+
+@PROPERTY
+@given(data=st.data())
+def test_reorder_places_each_item_once_or_refuses(data: st.DataObject, bad_input: Any) -> None:
+    items = _items(data, bad_input)
+    scores = _numbers(data, bad_input, "scores")
+    lengths = _numbers(data, bad_input, "lengths")
+    config = data.draw(bad_input.settings(SETTING_NAMES), label="settings")
+    placement = bad_input.attempt(
+        lambda: bookend.reorder(items, scores, lengths=lengths, **config),
+        ["items", "scores", "lengths", *config],
+    )
+    if placement is not None:
+        _placed(placement, items, bad_input)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_bookend_place_places_each_item_once_or_refuses(
+    data: st.DataObject, bad_input: Any
+) -> None:
+    config = data.draw(bad_input.settings(SETTING_NAMES), label="settings")
+    getters = st.none() | st.sampled_from(["text", "source", "missing"]) | bad_input.json_like
+    text, source = data.draw(getters, label="text"), data.draw(getters, label="source")
+    placer = bad_input.attempt(
+        lambda: bookend.Bookend(text=text, source=source, **config), ["text", "source", *config]
+    )
+    if placer is None:
+        return
+    items = _items(data, bad_input)
+    scores = _numbers(data, bad_input, "scores")
+    placement = bad_input.attempt(
+        lambda: placer.place(items, scores), ["items", "scores", "text", "source"]
+    )
+    if placement is not None:
+        _placed(placement, items, bad_input)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_placement_config_validates_or_refuses(data: st.DataObject, bad_input: Any) -> None:
+    config = data.draw(bad_input.settings(SETTING_NAMES), label="settings")
+    made = bad_input.attempt(lambda: bookend.PlacementConfig(**config), list(config) or ["-"])
+    if made is not None:
+        assert bookend.PlacementConfig.model_validate(made.model_dump()) == made
+
+
+def _chunks(bad_input: Any) -> st.SearchStrategy[Any]:
+    """Chunk objects with JSON-like fields, or any JSON-like value."""
+    field = bad_input.json_like
+    chunk = st.fixed_dictionaries(
+        {"text": st.text(max_size=8) | field},
+        optional={"score": field, "length": field, "source": field},
+    )
+    return st.lists(chunk | st.text(max_size=8), max_size=5) | field
+
+
+@PROPERTY
+@given(data=st.data())
+def test_cli_reorder_places_each_chunk_once_or_refuses(data: st.DataObject, bad_input: Any) -> None:
+    value = data.draw(_chunks(bad_input), label="stdin")
+    out, err = io.StringIO(), io.StringIO()
+    stdin, sys.stdin = sys.stdin, io.StringIO(json.dumps(value))
+    try:
+        with _strict(), redirect_stdout(out), redirect_stderr(err):
+            code = main(["reorder", "--model", "gpt2"])
+    finally:
+        sys.stdin = stdin
+    if code == 0:
+        result = json.loads(out.getvalue())
+        assert sorted(result["order"] + result["dropped_indices"]) == list(range(len(value)))
+    else:
+        assert code == 2
+        message = err.getvalue()
+        assert message.count("\n") == 1, message
+        assert message.startswith("bookend reorder: error: "), message
+
+
+#: The inputs that needed the most memory or time: each must stay under 1 GiB of address space.
+WORST = """
+import resource, bookend
+resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+from bookend.theory import MAX_DEPTH
+from bookend.inputs import MAX_TOKENS
+items = [str(i) for i in range(40)]
+for rule in bookend.WEIGHT_RULES:
+    bookend.reorder(items, list(range(40)), model={"depth": MAX_DEPTH}, weight_rule=rule,
+                    lengths=[MAX_TOKENS] * 40, prefix_tokens=MAX_TOKENS, suffix_tokens=MAX_TOKENS)
+for refused in ({"depth": 1e9}, {"depth": 1e300}, {"depth": MAX_DEPTH + 1}):
+    try:
+        bookend.reorder(items, model=refused)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(refused)
+print("ok")
+"""
+
+
+def test_worst_inputs_stay_under_one_gibibyte() -> None:
+    env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": ":".join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(WORST)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "ok\n"
