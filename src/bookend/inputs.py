@@ -44,6 +44,8 @@ def _not_real(name: str, index: int, value: object, want: str) -> ValueError:
 
 def _is_sequence(value: object) -> bool:
     """Indexable by position with a length: a list, tuple or array (not a string or mapping)."""
+    if type(value) is list or type(value) is tuple:  # the common case, before the ABC check
+        return True
     if isinstance(value, str | bytes | Mapping):
         return False
     return hasattr(value, "__len__") and hasattr(value, "__getitem__")
