@@ -37,6 +37,7 @@ def _strict() -> Iterator[None]:
 HUGE = 10**400
 NAN = math.nan
 ITEMS = ["alpha", "beta", "gamma"]
+MANY = [f"chunk {i}" for i in range(151)]  # longer than a type scan of every score is cheap
 
 #: The Python API: (case, call, what the one-line message must hold: the parameter and value).
 API_CASES: list[tuple[str, Callable[[], Any], str]] = [
@@ -50,6 +51,8 @@ API_CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("bool length", lambda: bookend.reorder(ITEMS, lengths=[1, True, 1]), "lengths[1]=True"),
     ("huge score", lambda: bookend.reorder(ITEMS, [HUGE, 1, 1]), "scores[0]"),
     ("bool score", lambda: bookend.reorder(ITEMS, [True, 1, 1]), "scores[0]=True"),
+    ("bool among many scores", lambda: bookend.reorder(MANY, [0.5] * 150 + [True]), "scores[150]"),
+    ("bool among many ints", lambda: bookend.reorder(MANY, [2] * 150 + [False]), "scores[150]"),
     (
         "text key missing",
         lambda: bookend.Bookend(text="text").place([{"t": 1}], [1]),
