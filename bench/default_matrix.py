@@ -8,13 +8,20 @@ regret), and the record says where each candidate is significantly behind.
 
 Candidates are named by what they do, whatever a report called them:
 
-- ``relevance``: most relevant first (the current default, ``bookend-theory``; retrieval order);
+- ``relevance``: most relevant first (``bookend-theory``, retrieval order): the default for a
+  model bookend has not measured;
 - ``reversed``: most relevant last;
 - ``view``: the theory's bookend view (``suffix_tokens=0``, report strategy ``bookend-view``);
 - ``langchain``, ``llamaindex``, ``haystack``: the frameworks' patterns;
 - ``random``: the mean of the seeded shuffles;
 - ``measured``: the model's own measured profile (``bookend-fitted`` where the report has it,
-  else ``bookend-hard-slots``), the model-aware default.
+  else ``bookend-hard-slots``);
+- ``default``: what bookend's default does for the model now: its measured profile
+  (``bookend.profiles.measured``), except on a set that holds look-alike chunks
+  (``bookend.lookalikes``, the default threshold), which it places in relevance order: report
+  strategy ``bookend-default`` (``bookend eval --profile default=<model id>``); for a report
+  made before it existed, read off each item's ``measured`` or ``relevance`` result (no model
+  call; the items are rebuilt from their suite to find the look-alikes).
 
 Usage::
 
@@ -32,7 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from bookend.lab.items.hard import hard_items
+from bookend.lab.items.item import Item
+from bookend.lab.items.nq import nq_items
+from bookend.lab.items.records import records_items
 from bookend.lab.stats import paired_difference
+from bookend.lookalikes import lookalike_groups
 
 #: Candidate -> report strategy names, the first present in a report is used.
 CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -44,7 +56,32 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "haystack": ("haystack",),
     "random": ("random",),
     "measured": ("bookend-fitted", "bookend-hard-slots"),
+    "default": ("bookend-default",),  # derived in per_item where a report lacks it
 }
+
+
+def suite_items(report: Mapping[str, Any]) -> dict[str, Item]:
+    """The report's items rebuilt from their suite (ids ``nq:``, ``records:``, or hard items)."""
+    rows = report["items"]
+    n, k, first = len(rows), int(rows[0]["k"]), str(rows[0]["id"])
+    if first.startswith("nq:"):
+        items = nq_items(n, k, split="evaluation")
+    elif first.startswith("records:"):
+        items = records_items(n, k, split="evaluation")
+    else:
+        s = report["settings"]
+        items = hard_items(n, k, seed=s["seed"], split=s["split"], families=s["families"])
+    return {item.item_id: item for item in items}
+
+
+def has_lookalikes(report: Mapping[str, Any]) -> np.ndarray:
+    """Per item: whether its documents hold look-alikes (two or more in one group)."""
+    items = suite_items(report)
+    flags = []
+    for row in report["items"]:
+        groups = lookalike_groups(list(items[row["id"]].documents))
+        flags.append(len(set(groups)) < len(groups))
+    return np.asarray(flags)
 
 
 def per_item(report: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
@@ -55,6 +92,8 @@ def per_item(report: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
         name = next((n for n in names if all(n in it["results"] for it in items)), None)
         if name is not None:
             out[candidate] = np.asarray([it["results"][name][metric] for it in items])
+    if "default" not in out and "measured" in out:
+        out["default"] = np.where(has_lookalikes(report), out["relevance"], out["measured"])
     return out
 
 

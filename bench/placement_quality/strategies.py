@@ -20,7 +20,9 @@ def oracle_strategy(rank_probs: npt.ArrayLike, slot_accuracy: npt.ArrayLike) -> 
     """The best fixed assignment of retrieval ranks to slots for this curve and rank law."""
     best = oracle_order(rank_probs, slot_accuracy)
 
-    def order(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
+    def order(
+        scores: Sequence[float], lengths: Sequence[float], documents: Sequence[str] | None = None
+    ) -> list[int]:
         if len(scores) != len(best):
             raise ValueError(f"the oracle was built for K={len(best)}, got {len(scores)} documents")
         return list(best)

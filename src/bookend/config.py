@@ -21,6 +21,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_
 from bookend.errors import OneLineModel, no_bool, one_line
 from bookend.inputs import MAX_TOKENS
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend.lookalikes import DEFAULT_THRESHOLD
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.strategies import StrategyName
 from bookend.profiles.io import ProfileRef, profile_ref
@@ -90,6 +91,17 @@ class PlacementConfig(OneLineModel):
         "the answer (each pulls by its share of relevance plus c), and placement maximises the "
         "expected share drawn from the right chunk, which keeps plausible runners-up "
         "(near-duplicates, distractors) out of the heavy slots; see bookend.placement.competing.",
+    )
+    lookalike_threshold: Annotated[float | None, BeforeValidator(no_bool)] = Field(
+        default=DEFAULT_THRESHOLD,
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Look-alikes: two chunks whose word-shingle Jaccard similarity reaches this "
+        "are look-alikes (bookend.lookalikes). With the 'bookend' strategy, a set that holds "
+        "look-alikes is placed in relevance order, so every chunk is read before the less "
+        "relevant chunks that resemble it: a look-alike read first costs the model the answer "
+        "(the precedence effect measured in bench/RESULTS.md). None never checks.",
     )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     top_k: Count | None = Field(

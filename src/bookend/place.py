@@ -19,6 +19,7 @@ from bookend.arrays import FloatArray, IntArray
 from bookend.config import DEFAULT_MODEL, PlacementConfig
 from bookend.inputs import equal_lengths, validate_lengths, validate_scores
 from bookend.layout import Layout
+from bookend.lookalikes import lookalike_groups
 from bookend.placement.orders import rank_order
 from bookend.placement.problem import Problem
 from bookend.placement.result import Placement
@@ -278,12 +279,17 @@ class Bookend(Generic[T]):
         notes: list[str] = []
         if config.repeat_top and not repeat_fits and len(chosen) >= 2:
             notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
+        rel_kept, lens_kept = (rel, lens) if kept is None else (rel[kept], lens[kept])
+        local, repeated = self._arrange(rel_kept, lens_kept, groups, repeat_fits, notes)
+        lookalikes: tuple[tuple[int, ...], ...] = ()
+        if not repeated and self._may_reorder_lookalikes(local, rel_kept):
+            lookalikes = self._lookalikes(items, chosen, notes)
+            if lookalikes:
+                local = rank_order(rel_kept)
         if kept is None:
-            local, repeated = self._arrange(rel, lens, groups, repeat_fits, notes)
             prompt = local.tolist()
             dropped: tuple[int, ...] = ()
         else:
-            local, repeated = self._arrange(rel[kept], lens[kept], groups, repeat_fits, notes)
             prompt = kept[local].tolist()
             dropped = tuple(sorted(set(range(n)) - set(kept.tolist())))
         return Placement(
@@ -300,8 +306,35 @@ class Bookend(Generic[T]):
             weight_rule=config.weight_rule,
             competition=config.competition,
             repeated=repeated,
+            lookalikes=lookalikes,
             notes=tuple(notes),
         )
+
+    def _may_reorder_lookalikes(self, local: IntArray, relevance: FloatArray) -> bool:
+        """Whether look-alikes could change this order: the profile's order (``bookend``
+        strategy) differs from the relevance order and the check is on. Only then are the texts
+        compared, so a placement that is already in relevance order pays nothing."""
+        return (
+            self.config.strategy == "bookend"
+            and self.config.lookalike_threshold is not None
+            and not np.array_equal(local, rank_order(relevance))
+        )
+
+    def _lookalikes(
+        self, items: list[T], chosen: Sequence[int], notes: list[str]
+    ) -> tuple[tuple[int, ...], ...]:
+        """The look-alike groups (input indices, two or more each) among the chosen items."""
+        values = [items[i] if self._text is None else self._text(items[i]) for i in chosen]
+        texts = [v for v in values if isinstance(v, str)]
+        if len(texts) < len(values):
+            notes.append("look-alikes: not checked, the items have no text (pass text=)")
+            return ()
+        threshold = self.config.lookalike_threshold
+        assert threshold is not None  # _may_reorder_lookalikes checked it
+        members: dict[int, list[int]] = {}
+        for position, label in enumerate(lookalike_groups(texts, threshold=threshold)):
+            members.setdefault(label, []).append(chosen[position])
+        return tuple(tuple(group) for group in members.values() if len(group) > 1)
 
     def _lengths(self, items: list[T], lengths: Sequence[float] | None) -> FloatArray:
         if lengths is not None:

@@ -22,7 +22,7 @@ from bookend.errors import OneLineModel, no_bool
 from bookend.inputs import MAX_TOKENS
 from bookend.theory import MAX_DEPTH
 
-__all__ = ["ModelSpec", "available_presets"]
+__all__ = ["ModelSpec", "available_presets", "preset_key"]
 
 _DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length")
@@ -47,8 +47,10 @@ def _normalise_name(name: str) -> str:
 _TUNED_SUFFIX = re.compile(r"-(instruct|chat|it)(-v?\d+(\.\d+)*)?$")
 
 
-def _preset_key(name: str, table: Mapping[str, Any]) -> str | None:
-    """The preset key of a name, Hugging Face id or instruct/chat variant, or ``None``."""
+def preset_key(name: str) -> str | None:
+    """The preset key of a name, Hugging Face id or instruct/chat variant, or ``None``:
+    ``preset_key("HuggingFaceTB/SmolLM2-135M-Instruct") == "smollm2-135m"``."""
+    table = _preset_table()
     by_hf = {_normalise_name(v["hf_id"]): k for k, v in table.items()}
     key = _normalise_name(name)
     for candidate in (key, _TUNED_SUFFIX.sub("", key)):
@@ -140,7 +142,7 @@ class ModelSpec(OneLineModel):
                 f"name must be a preset name string such as 'llama-3.1-8b', got name={name!r}"
             )
         table = _preset_table()
-        key = _preset_key(name, table)
+        key = preset_key(name)
         if key is None:
             close = difflib.get_close_matches(_normalise_name(name), table, n=5, cutoff=0.4)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

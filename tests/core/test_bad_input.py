@@ -70,6 +70,16 @@ API_CASES: list[tuple[str, Callable[[], Any], str]] = [
     ),
     ("competition huge", lambda: bookend.reorder(ITEMS, competition=1e300), "competition=1e+300"),
     ("competition a bool", lambda: bookend.reorder(ITEMS, competition=True), "competition=True"),
+    (
+        "lookalike_threshold zero",
+        lambda: bookend.reorder(ITEMS, lookalike_threshold=0),
+        "lookalike_threshold=0",
+    ),
+    (
+        "lookalike_threshold a bool",
+        lambda: bookend.reorder(ITEMS, lookalike_threshold=True),
+        "lookalike_threshold=True",
+    ),
     ("budget huge", lambda: bookend.reorder(ITEMS, budget=2**41), "budget=2199023255552"),
     ("prefix huge", lambda: bookend.reorder(ITEMS, prefix_tokens=10**20), "prefix_tokens=10"),
     ("suffix huge", lambda: bookend.reorder(ITEMS, suffix_tokens=10**20), "suffix_tokens=10"),

@@ -1,4 +1,5 @@
-"""Look-alike detection: the sparse Jaccard matrix against brute force, and the groups."""
+"""Look-alike detection (the sparse Jaccard matrix against brute force, the groups) and what
+placement does with look-alikes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bookend
 from bookend.lookalikes import jaccard_matrix, lookalike_groups, shingles
 
 WORDS = st.sampled_from("alpha beta gamma delta born in lisbon oslo the was".split())
@@ -76,3 +78,38 @@ def test_exact_duplicates_have_similarity_one() -> None:
 def test_bad_arguments(call: object, error: type[Exception], needle: str) -> None:
     with pytest.raises(error, match=needle):
         call()  # type: ignore[operator]
+
+
+# Placement: a set with look-alikes is placed in relevance order (the bookend strategy only).
+VIEW = {"model": "smollm2-135m", "suffix_tokens": 0}  # a measured U: the top chunk goes last
+DISTINCT = [f"topic{i} " + " ".join(f"w{i}x{j}" for j in range(30)) for i in range(6)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scores=st.lists(st.floats(0, 1), min_size=6, max_size=6, unique=True),
+    twin=st.integers(1, 5),
+)
+def test_a_set_with_lookalikes_is_placed_in_relevance_order(scores: list[float], twin: int) -> None:
+    texts = [*DISTINCT]
+    texts[twin] = texts[0]  # an exact duplicate is a look-alike at any threshold
+    placement = bookend.reorder(texts, scores, **VIEW)
+    assert list(placement.order) == sorted(range(6), key=lambda i: -placement.relevance[i])
+    assert placement.lookalikes == ((0, twin),)
+    assert f"look-alike chunks [0, {twin}] put the order in relevance order" in placement.explain()
+    unchecked = bookend.reorder(texts, scores, lookalike_threshold=None, **VIEW)
+    distinct = bookend.reorder(DISTINCT, scores, **VIEW)
+    assert unchecked.lookalikes == distinct.lookalikes == ()
+    assert unchecked.order == distinct.order  # without look-alikes the profile decides
+
+
+def test_the_check_runs_only_where_it_could_change_the_order() -> None:
+    twins = ["same words in both"] * 2 + DISTINCT[:3]
+    fixed = bookend.reorder(twins, [5, 4, 3, 2, 1], strategy="alternate", **VIEW)
+    assert fixed.lookalikes == ()
+    assert fixed.order == (0, 2, 4, 3, 1)
+    ranked = bookend.reorder(twins, [5, 4, 3, 2, 1])  # the theory default: relevance already
+    assert ranked.lookalikes == ()
+    assert ranked.order == (0, 1, 2, 3, 4)
+    numbers = bookend.reorder(list(range(5)), [5, 4, 3, 2, 1], lengths=[9] * 5, **VIEW)
+    assert "look-alikes: not checked, the items have no text (pass text=)" in numbers.notes

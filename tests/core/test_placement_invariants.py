@@ -339,6 +339,7 @@ def test_the_default_puts_chunks_in_relevance_order_for_every_theory_profile(
     fall front to back: the default order is the relevance order (ties in input order), the
     order measured best in ``bench/RESULTS.md``, "Placement quality"."""
     scores, lengths = [r[0] for r in rows], [r[1] for r in rows]
-    placement = reorder(list(range(len(rows))), scores, model=model, lengths=lengths)
+    theory = ModelSpec.preset(model)  # a measured model's name would give its measured profile
+    placement = reorder(list(range(len(rows))), scores, model=theory, lengths=lengths)
     assert list(placement.order) == sorted(range(len(rows)), key=lambda i: -placement.relevance[i])
     assert "suffix=1 tokens (the Recency Delta falls after the chunks" in placement.explain()

@@ -1,8 +1,9 @@
 """The strategies compared: retrieved list in, prompt order out.
 
 A strategy sees what a pipeline sees: the K retrieved documents in retrieval order (index 0 is the
-top result) with their scores and token lengths, and returns the prompt order as indices into that
-list (a :data:`Reorderer`). :func:`eval_strategies` builds the set ``bookend eval`` compares:
+top result) with their scores, token lengths and texts, and returns the prompt order as indices
+into that list (a :class:`Reorderer`). :func:`eval_strategies` builds the set ``bookend eval``
+compares:
 bookend with the theory spec, its rank-only form, one bookend per given profile or placement
 config, the frameworks' reorderers (:mod:`~bookend.lab.frameworks`), retrieval order and its
 reverse. Two strategies are built per item by the run: the seeded random shuffle
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import bookend
 from bookend.lab.frameworks import available_frameworks
@@ -34,8 +36,18 @@ __all__ = [
     "random_orders",
 ]
 
-#: (scores in retrieval order, token lengths) -> prompt order as indices into the retrieved list.
-Reorderer = Callable[[Sequence[float], Sequence[float]], list[int]]
+
+class Reorderer(Protocol):
+    """(scores in retrieval order, token lengths, the documents' texts or ``None``) -> prompt
+    order as indices into the retrieved list."""
+
+    def __call__(
+        self,
+        scores: Sequence[float],
+        lengths: Sequence[float],
+        documents: Sequence[str] | None = None,
+    ) -> list[int]: ...
+
 
 RANDOM = "random"
 ORACLE = "oracle"
@@ -54,7 +66,7 @@ def bookend_strategy(
     ``rank_only=True`` places with the setting ``equal_lengths`` (every chunk counts as one equal
     slot), so bookend sorts chunks by relevance into slots by weight.
     """
-    placer: bookend.Bookend[int] = (
+    placer: bookend.Bookend[object] = (
         bookend.Bookend.from_config(model)
         if isinstance(model, bookend.PlacementConfig)
         else bookend.Bookend(model)
@@ -62,23 +74,33 @@ def bookend_strategy(
     if rank_only:
         placer = placer.with_settings(equal_lengths=True)
 
-    def order(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
+    def order(
+        scores: Sequence[float], lengths: Sequence[float], documents: Sequence[str] | None = None
+    ) -> list[int]:
+        # With the texts bookend sees what a pipeline gives it, look-alikes included.
+        items: list[object] = list(range(len(scores))) if documents is None else list(documents)
         seen = None if rank_only else list(lengths)
-        return list(placer.place(list(range(len(scores))), list(scores), lengths=seen).order)
+        return list(placer.place(items, list(scores), lengths=seen).order)
 
     return order
 
 
-def _retrieval(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
+def _retrieval(
+    scores: Sequence[float], lengths: Sequence[float], documents: Sequence[str] | None = None
+) -> list[int]:
     return list(range(len(scores)))
 
 
-def _reversed(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
+def _reversed(
+    scores: Sequence[float], lengths: Sequence[float], documents: Sequence[str] | None = None
+) -> list[int]:
     return list(range(len(scores)))[::-1]
 
 
 def _ignoring_lengths(order: Callable[[Sequence[float]], list[int]]) -> Reorderer:
-    def strategy(scores: Sequence[float], lengths: Sequence[float]) -> list[int]:
+    def strategy(
+        scores: Sequence[float], lengths: Sequence[float], documents: Sequence[str] | None = None
+    ) -> list[int]:
         return order(scores)
 
     return strategy

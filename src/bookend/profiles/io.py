@@ -3,7 +3,9 @@
 What a caller passes as ``model=`` (:data:`ModelLike`) is one of
 
 * a preset name (``"llama-3.1-8b"``, or a Hugging Face id such as
-  ``"meta-llama/Llama-3.1-8B-Instruct"``) or a published curve (``"liu2023:gpt-3.5-turbo"``);
+  ``"meta-llama/Llama-3.1-8B-Instruct"``) or a published curve (``"liu2023:gpt-3.5-turbo"``); a
+  model bookend has measured (:func:`~bookend.profiles.measured.measured_models`) resolves to its
+  measured profile, any other preset to the theory profile of its architecture;
 * the path of a profile JSON file (a string ending in ``.json``, or a path object);
 * a :class:`~bookend.ModelSpec` or an inline theory spec ``{"depth": 32, "attn_share": 0.03}``;
 * a profile object, or the JSON object its ``to_json()`` writes.
@@ -23,8 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from bookend.datafiles import load_data_json
 from bookend.profiles.base import InfluenceProfile, StoredProfile
 from bookend.profiles.fitted import FITTED_KIND, FittedProfile
+from bookend.profiles.measured import measured_file
 from bookend.profiles.published import PUBLISHED_PREFIX, published_profile
 from bookend.profiles.tabulated import TabulatedProfile
 from bookend.profiles.theory import TheoryProfile
@@ -161,8 +165,13 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
 
 @lru_cache(maxsize=64)
 def _named_profile(name: str) -> InfluenceProfile:
+    """A published curve, the measured profile of a model bookend has measured, or the theory
+    profile of a preset."""
     if name.lower().startswith(PUBLISHED_PREFIX):
         return published_profile(name)
+    measured = measured_file(name)
+    if measured is not None:
+        return profile_from_json(load_data_json(measured), where=f"measured profile {measured}")
     return TheoryProfile(ModelSpec.preset(name))
 
 

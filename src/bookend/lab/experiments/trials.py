@@ -146,12 +146,14 @@ def plan_trials(
 ) -> list[Trial]:
     """Every strategy's order of each item's ranked documents (``rankings[i]`` ranks item ``i``)
     and ``random_draws`` shuffles ``random#d`` seeded by ``"SEED:ITEM_ID"``; the strategies see
-    the documents' token lengths under ``token_length``."""
+    the documents' texts and their token lengths under ``token_length``."""
     trials = []
     for i, (item, ranking) in enumerate(zip(items, rankings, strict=True)):
-        lengths = [float(token_length(item.documents[d])) for d in ranking.indices]
+        documents = [item.documents[d] for d in ranking.indices]
+        lengths = [float(token_length(text)) for text in documents]
         chosen = {
-            name: choose(list(ranking.scores), lengths) for name, choose in strategies.items()
+            name: choose(list(ranking.scores), lengths, documents)
+            for name, choose in strategies.items()
         }
         draws = random_orders(len(item.documents), random_draws, f"{seed}:{item.item_id}")
         for d, order in enumerate(draws):

@@ -24,6 +24,7 @@ from bookend import (
     adapters,
     relevance_from_scores,
 )
+from bookend.lookalikes import DEFAULT_THRESHOLD
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
 
@@ -76,6 +77,9 @@ class BookendRanker:
             ``"slot"`` is rank-only placement.
         competition: ``None`` (relevance times weight) or the pull of an irrelevant document:
             documents then compete for the answer (``bookend.placement``).
+        lookalike_threshold: word-shingle Jaccard similarity at which two documents are
+            look-alikes; a set holding look-alikes is placed in relevance order (``None`` never
+            checks; ``bookend.PlacementConfig``).
         distance: scores are distances (lower is better).
         repeat_top: put the most relevant document at both ends (annotated copies, or the same
             object twice).
@@ -105,6 +109,7 @@ class BookendRanker:
         strategy: StrategyName = "bookend",
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         competition: float | None = None,
+        lookalike_threshold: float | None = DEFAULT_THRESHOLD,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
@@ -124,6 +129,7 @@ class BookendRanker:
         self.strategy: StrategyName = config.strategy
         self.weight_rule: WeightRule = config.weight_rule
         self.competition = config.competition
+        self.lookalike_threshold = config.lookalike_threshold
         self.distance = config.distance
         self.top_k = config.top_k
         self.budget = config.budget

@@ -1,0 +1,78 @@
+"""The model-aware default: a model bookend has measured resolves to its shipped measured profile,
+by every name of its preset; any other model keeps the theory profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import bookend
+from bookend import ModelSpec, TheoryProfile
+from bookend.datafiles import load_data_json
+from bookend.profiles.io import resolve_profile
+from bookend.profiles.measured import measured_file, measured_models
+
+ROOT = Path(__file__).resolve().parents[3]
+#: Each shipped profile and the measurement in bench/validator it was copied from.
+SOURCES = {
+    "smollm2-135m": ROOT / "bench/validator/smollm2-135m-fitted-profile.json",
+    "gemma-3-270m": ROOT / "bench/validator/gemma3-270m-hard-slots.json",
+}
+LONG = [f"passage {i} " + " ".join(f"word{i}x{j}" for j in range(120)) for i in range(10)]
+SCORES = [10.0 - i for i in range(10)]
+
+
+def test_the_measured_models_are_the_two_measured_in_bench() -> None:
+    assert measured_models() == sorted(SOURCES)
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("smollm2-135m", "smollm2-135m"),
+        ("HuggingFaceTB/SmolLM2-135M-Instruct", "smollm2-135m"),
+        ("SmolLM2_135M", "smollm2-135m"),
+        ("google/gemma-3-270m", "gemma-3-270m"),
+        ("google/gemma-3-270m-it", "gemma-3-270m"),
+    ],
+)
+def test_every_name_of_a_measured_model_resolves_to_its_measured_profile(
+    name: str, key: str
+) -> None:
+    profile = resolve_profile(name)
+    assert not isinstance(profile, TheoryProfile)
+    assert "measured" in profile.name
+    assert measured_file(name) == f"measured/{key}.json"
+    assert isinstance(resolve_profile(ModelSpec.preset(name)), TheoryProfile)  # the theory stays
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "smollm2-360m", "gemma-2-2b", "gpt2"])
+def test_an_unmeasured_model_keeps_its_theory_profile(name: str) -> None:
+    assert measured_file(name) is None
+    assert isinstance(resolve_profile(name), TheoryProfile)
+
+
+@pytest.mark.parametrize("key", sorted(SOURCES))
+def test_each_shipped_profile_is_its_bench_measurement_without_machine_paths(key: str) -> None:
+    shipped = load_data_json(f"measured/{key}.json")
+    source = json.loads(SOURCES[key].read_text(encoding="utf-8"))
+    for field in ("kind", "parameters", "weights"):
+        assert shipped.get(field) == source.get(field)
+    text = json.dumps(shipped)
+    assert "/work/" not in text
+    assert "/root/" not in text
+    assert "/home/" not in text
+
+
+def test_the_measured_profiles_put_the_top_passage_where_each_model_reads_best() -> None:
+    """On long passages SmolLM2's fitted profile reads the end best and Gemma's table the front
+    (the NQ cells of bench/RESULTS.md); the theory of either puts the top passage first."""
+    smollm2 = bookend.reorder(LONG, SCORES, model="HuggingFaceTB/SmolLM2-135M-Instruct")
+    gemma = bookend.reorder(LONG, SCORES, model="google/gemma-3-270m")
+    theory = bookend.reorder(LONG, SCORES, model=ModelSpec.preset("smollm2-135m"))
+    assert smollm2.order[-1] == 0
+    assert gemma.order[0] == 0
+    assert theory.order == tuple(range(10))
+    assert "measured" in smollm2.explain().splitlines()[5]
