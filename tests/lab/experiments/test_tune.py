@@ -11,6 +11,8 @@ import json
 import math
 import random
 import re
+import subprocess
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -454,3 +456,15 @@ def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) ->
     assert result.report["provenance"]["model_sha256"] is None
     assert result.report["provenance"]["model"] == "planted-1.0"
     assert result.calls == planted.calls > 0
+
+
+def test_bookend_tune_is_the_lab_function_loaded_on_first_use() -> None:
+    assert bookend.tune is tune
+    # `import bookend` loads no lab module; the attribute loads the lab's tune, not torch.
+    code = (
+        "import sys, bookend; before = any(m.startswith('bookend.lab') for m in sys.modules); "
+        "bookend.tune; print(before, 'bookend.lab.experiments.tune' in sys.modules, "
+        "'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "False"]
