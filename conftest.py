@@ -61,10 +61,23 @@ VALID_SETTINGS: dict[str, st.SearchStrategy[Any]] = {
 }
 
 
+#: ``config=`` values every entry point refuses, with what its one-line message must hold.
+BAD_CONFIGS: list[tuple[Any, str]] = [
+    ("no-such-tuned.json", "config='no-such-tuned.json': file not found"),
+    ("{not json", "config='{not json': not JSON"),
+    (__file__, "not JSON"),  # a file that is not JSON
+    ({"top_k": 0}, "config={'top_k': 0}: not a placement config"),
+    ({"topk": 3}, "unknown setting topk=3"),
+    ({"config": [], "provenance": {}}, "not a placement config"),
+    (5, "config=5"),
+]
+
+
 class BadInput:
     """The shared strategies and checks (see the module docstring)."""
 
     json_like = JSON_LIKE
+    configs = BAD_CONFIGS
 
     @staticmethod
     def settings(

@@ -26,6 +26,7 @@ from bookend.profiles.tabulated import TabulatedProfile
 from bookend.profiles.theory import TheoryProfile
 from bookend.relevance import relevance_from_scores
 from bookend.spec import ModelSpec, available_presets
+from bookend.tuned import ConfigLike, TunedConfig, load_config
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "WEIGHT_RULES",
     "Bookend",
     "ChunkSlot",
+    "ConfigLike",
     "EvalResult",
     "FittedProfile",
     "InfluenceProfile",
@@ -50,22 +52,26 @@ __all__ = [
     "StrategyName",
     "TabulatedProfile",
     "TheoryProfile",
+    "TunedConfig",
     "WeightRule",
     "__version__",
     "available_presets",
     "available_profile_presets",
     "evaluate",
+    "load_config",
     "load_profile",
     "relevance_from_scores",
     "reorder",
     "resolve_profile",
+    "tune",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # `bookend.evaluate` lives in the lab (the validate extra): import it only when asked for, so
-    # that `import bookend` stays light and the core never imports the lab at load time.
-    if name in ("evaluate", "EvalResult"):
+    # `bookend.evaluate` and `bookend.tune` live in the lab (the validate extra): import them only
+    # when asked for, so that `import bookend` stays light and the core never imports the lab at
+    # load time.
+    if name in ("evaluate", "EvalResult", "tune"):
         from bookend import lab
 
         return getattr(lab, name)

@@ -18,6 +18,7 @@ from bookend.place import Bookend
 from bookend.placement.result import Placement
 from bookend.profiles.io import file_stamp
 from bookend.tokens import TokenCounterLike
+from bookend.tuned import load_config
 
 __all__ = [
     "PLACEMENT_OPTIONS",
@@ -30,6 +31,7 @@ __all__ = [
     "one_line_errors",
     "slot_annotations",
     "validated_copy",
+    "with_config",
 ]
 
 T = TypeVar("T")
@@ -60,6 +62,25 @@ def validated_copy(copied: M, update: Mapping[str, Any] | None) -> M:
         raise ValueError(f"update must be a mapping of settings, got update={update!r}")
     settings = {name: getattr(copied, name) for name in copied.model_fields_set}
     return type(copied)(**{**settings, **update})
+
+
+def with_config(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """An adapter's keyword arguments with ``config`` (a :class:`~bookend.PlacementConfig`, a
+    config or ``tuned.json`` path, its JSON text or a mapping: :func:`bookend.load_config`)
+    replaced by its placement settings; the settings given beside it override the config's, and a
+    ``model`` other than the one a tuned config was measured on warns.
+
+    Raises:
+        ValueError: one line naming ``config=`` and the value (a missing file, not JSON, not a
+            placement config).
+    """
+    given = dict(settings)
+    config = given.pop("config", None)
+    if config is None:
+        return given
+    tuned = load_config(config)
+    tuned.warn_if_other_model(model=given.get("model"), stacklevel=4)
+    return {**dict(tuned.config), **given}
 
 
 #: The settings of :class:`~bookend.PlacementConfig`: the fields every adapter mirrors.

@@ -28,6 +28,7 @@ from bookend.profiles.published import available_profile_presets, published_curv
 from bookend.profiles.theory import TheoryProfile
 from bookend.spec import available_presets
 from bookend.theory import components
+from bookend.tuned import load_config
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, chunk_weights
 
 __all__ = ["build_parser", "main"]
@@ -43,13 +44,15 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
 
 
-def _model_arg(parser: argparse.ArgumentParser) -> None:
+def _model_arg(parser: argparse.ArgumentParser, *, configurable: bool = False) -> None:
+    """``--model``; with ``configurable`` its default is left to ``--config`` (``None``)."""
+    default = f"the --config file's, else {DEFAULT_MODEL}" if configurable else DEFAULT_MODEL
     parser.add_argument(
         "--model",
-        default=DEFAULT_MODEL,
+        default=None if configurable else DEFAULT_MODEL,
         help="preset name or Hugging Face id (see `bookend presets`), published curve such as "
         "liu2023:gpt-3.5-turbo, a profile JSON path, or an inline spec such as "
-        f'\'{{"depth": 30, "attn_share": 0.05}}\' (default: {DEFAULT_MODEL})',
+        f'\'{{"depth": 30, "attn_share": 0.05}}\' (default: {default})',
     )
 
 
@@ -70,14 +73,19 @@ def _positive(option: str, value: int) -> int:
     return value
 
 
-def _layout_args(parser: argparse.ArgumentParser) -> None:
+def _layout_args(parser: argparse.ArgumentParser, *, configurable: bool = False) -> None:
+    """``--prefix-tokens`` and ``--suffix-tokens``; with ``configurable`` their defaults are left
+    to ``--config`` (``None``)."""
     parser.add_argument(
-        "--prefix-tokens", type=int, default=0, help="tokens before the chunks (default: 0)"
+        "--prefix-tokens",
+        type=int,
+        default=None if configurable else 0,
+        help="tokens before the chunks (default: 0)",
     )
     parser.add_argument(
         "--suffix-tokens",
         type=int,
-        default=DEFAULT_SUFFIX_TOKENS,
+        default=None if configurable else DEFAULT_SUFFIX_TOKENS,
         help=f"tokens after the chunks (default: {DEFAULT_SUFFIX_TOKENS}, the answer); 0 means the "
         "chunks fill the analysed sequence and the final chunk holds the Recency Delta (the "
         "bookend view)",
@@ -264,24 +272,39 @@ def _read_reorder_input(data: Any) -> tuple[list[Any], list[str], dict[str, list
     return chunks, texts, checked
 
 
+#: The ``bookend reorder`` options that are placement settings (``None``: not given).
+_REORDER_SETTINGS = (
+    "strategy",
+    "weight_rule",
+    "competition",
+    "distance",
+    "top_k",
+    "budget",
+    "repeat_top",
+    "prefix_tokens",
+    "suffix_tokens",
+    "equal_lengths",
+    "tokenizer",
+)
+
+
 def _cmd_reorder(args: argparse.Namespace) -> int:
+    # The config is read first: a bad --config is reported before the input is read.
+    config = None if args.config is None else load_config(args.config, param="--config")
     chunks, texts, columns = _read_reorder_input(_read_json_input(args.input))
     sources = columns.get("sources")
-    placer: Bookend[int] = Bookend(
-        _model(args.model),
-        strategy=args.strategy,
-        weight_rule=args.weight_rule,
-        competition=args.competition,
-        distance=args.distance,
-        top_k=args.top_k,
-        budget=args.budget,
-        repeat_top=args.repeat_top,
-        prefix_tokens=args.prefix_tokens,
-        suffix_tokens=args.suffix_tokens,
-        equal_lengths=args.equal_lengths,
-        tokenizer=args.tokenizer,
-        text=texts.__getitem__,
-        source=None if sources is None else sources.__getitem__,
+    # Options given on the command line override the config's settings; the others keep them.
+    given = {name: v for name in _REORDER_SETTINGS if (v := getattr(args, name)) is not None}
+    if args.model is not None:
+        given["model"] = _model(args.model)
+    readers: dict[str, Any] = {
+        "text": texts.__getitem__,
+        "source": None if sources is None else sources.__getitem__,
+    }
+    placer: Bookend[int] = (
+        Bookend(given.pop("model", DEFAULT_MODEL), **given, **readers)
+        if config is None
+        else Bookend.from_config(config, **given, **readers)
     )
     placement = placer.place(
         list(range(len(chunks))), columns.get("scores"), lengths=columns.get("lengths")
@@ -368,12 +391,17 @@ def build_parser() -> argparse.ArgumentParser:
         "objective, baselines.",
     )
     reo.add_argument("input", nargs="?", default="-", help="JSON file, or - for stdin")
-    _model_arg(reo)
-    reo.add_argument("--strategy", choices=STRATEGIES, default="bookend", help="default: bookend")
+    reo.add_argument(
+        "--config",
+        metavar="FILE",
+        help="every setting from a PlacementConfig JSON file or the tuned.json of `bookend "
+        "tune` (its model, strategy, layout ...); the options given here override its settings",
+    )
+    _model_arg(reo, configurable=True)
+    reo.add_argument("--strategy", choices=STRATEGIES, help="default: bookend")
     reo.add_argument(
         "--weight-rule",
         choices=WEIGHT_RULES,
-        default=DEFAULT_WEIGHT_RULE,
         help=f"how a span's influence becomes a chunk's weight (default: {DEFAULT_WEIGHT_RULE})",
     )
     reo.add_argument(
@@ -382,13 +410,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="chunks compete for the answer: the pull of an irrelevant chunk, c >= 0 "
         "(default: off, relevance times weight)",
     )
-    reo.add_argument("--distance", action="store_true", help="scores are distances")
+    reo.add_argument("--distance", action="store_true", default=None, help="scores are distances")
     reo.add_argument("--top-k", type=int, help="keep at most this many chunks, the most relevant")
     reo.add_argument("--budget", type=int, help="token budget: keep the most relevant that fit")
-    reo.add_argument("--repeat-top", action="store_true", help="repeat the top chunk at both ends")
+    reo.add_argument(
+        "--repeat-top", action="store_true", default=None, help="repeat the top chunk at both ends"
+    )
     reo.add_argument(
         "--equal-lengths",
         action="store_true",
+        default=None,
         help="treat every chunk as the same length (rank-only placement)",
     )
     reo.add_argument(
@@ -396,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="count tokens with a tiktoken encoding name or a local Hugging Face tokenizer path "
         "(default: about four characters a token)",
     )
-    _layout_args(reo)
+    _layout_args(reo, configurable=True)
     reo.set_defaults(func=_cmd_reorder)
 
     pre = sub.add_parser(

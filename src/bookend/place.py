@@ -29,6 +29,7 @@ from bookend.profiles.base import InfluenceProfile
 from bookend.profiles.io import ModelLike, resolve_profile
 from bookend.relevance import relevance
 from bookend.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
+from bookend.tuned import ConfigLike, load_config
 
 __all__ = ["Bookend", "reorder"]
 
@@ -153,17 +154,34 @@ class Bookend(Generic[T]):
     @classmethod
     def from_config(
         cls,
-        config: PlacementConfig,
+        config: ConfigLike,
         *,
         token_counter: TokenCounterLike = None,
         text: Getter = None,
         source: Getter = None,
+        **settings: Any,
     ) -> Bookend[T]:
-        """A placer for ``config``; ``token_counter``, ``text`` and ``source`` as in the class."""
-        if not isinstance(config, PlacementConfig):
-            raise ValueError(f"config must be a PlacementConfig, got config={config!r}")
+        """A placer for ``config``: a :class:`~bookend.PlacementConfig`, a config JSON file or
+        the ``tuned.json`` of ``bookend tune`` (a path), its JSON text or a mapping
+        (:func:`bookend.load_config`). ``token_counter``, ``text`` and ``source`` are as in the
+        class.
+
+        ``settings`` (the fields of :class:`~bookend.PlacementConfig`) override the config's:
+        ``Bookend.from_config("tuned.json", budget=2000)`` places with the tuned settings and
+        that budget. A ``model`` other than the one a tuned config was measured on warns
+        (:meth:`bookend.TunedConfig.warn_if_other_model`).
+
+        Raises:
+            ValueError: one line naming ``config=`` and the value (a missing file, not JSON, not
+                a placement config), or an unknown setting or a bad value.
+        """
+        tuned = load_config(config)
+        chosen = tuned.config
+        if settings:
+            tuned.warn_if_other_model(model=settings.get("model"))
+            chosen = PlacementConfig(**{**dict(chosen), **settings})
         placer: Bookend[T] = cls.__new__(cls)
-        placer._adopt(config, token_counter, _getter(text, "text"), _getter(source, "source"), None)
+        placer._adopt(chosen, token_counter, _getter(text, "text"), _getter(source, "source"), None)
         return placer
 
     def _adopt(
@@ -401,8 +419,9 @@ def reorder(
     items: Sequence[T],
     scores: Sequence[float | None] | None = None,
     *,
-    model: ModelLike = DEFAULT_MODEL,
+    model: ModelLike | None = None,
     lengths: Sequence[float] | None = None,
+    config: ConfigLike | None = None,
     **settings: Any,
 ) -> Placement[T]:
     """Place ``items`` in the prompt order that gives the most relevant text the most influence.
@@ -410,7 +429,15 @@ def reorder(
     ``reorder(items, scores, model=..., lengths=..., **settings)`` is
     ``Bookend(model, **settings).place(items, scores, lengths=lengths)``: ``lengths`` holds the
     per-item token counts, and the settings (``equal_lengths=True`` for rank-only placement,
-    ``text``, ``source``, ``token_counter`` ...) are those of :class:`Bookend`.
+    ``text``, ``source``, ``token_counter`` ...) are those of :class:`Bookend`; ``model``
+    defaults to :data:`~bookend.DEFAULT_MODEL`.
+
+    ``config`` (a :class:`~bookend.PlacementConfig`, the path of a config JSON file or of the
+    ``tuned.json`` that ``bookend tune`` writes, its JSON text or a mapping) gives every setting
+    at once: ``reorder(items, scores, config="tuned.json")`` is
+    ``Bookend.from_config("tuned.json").place(items, scores)``. Settings given here, ``model``
+    included, override the config's; a ``model`` other than the one a tuned config was measured
+    on warns (``UserWarning``).
 
     Example:
         >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
@@ -418,6 +445,16 @@ def reorder(
         >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1], suffix_tokens=0)
         >>> p.order[0], p.order[-1]  # the bookend view: the final chunk holds the Recency Delta
         (1, 0)
+        >>> reorder(["a", "b", "c"], [0.1, 0.9, 0.5], config={"strategy": "relevance"}).items
+        ['b', 'c', 'a']
+
+    Raises:
+        ValueError: a bad item, score, setting or ``config``, in one line naming it.
     """
-    placer: Bookend[T] = Bookend(model, **settings)
+    placer: Bookend[T]
+    if config is None:
+        placer = Bookend(DEFAULT_MODEL if model is None else model, **settings)
+    else:
+        overrides = settings if model is None else {"model": model, **settings}
+        placer = Bookend.from_config(config, **overrides)
     return placer.place(items, scores, lengths=lengths)

@@ -104,6 +104,44 @@ API_CASES: list[tuple[str, Callable[[], Any], str]] = [
         "context_length=100000000000000000000",
     ),
     ("layout prefix huge", lambda: bookend.Layout(prefix_tokens=10**20), "prefix_tokens=10"),
+    (
+        "config file missing",
+        lambda: bookend.reorder(ITEMS, config="no-such-tuned.json"),
+        "config='no-such-tuned.json': file not found",
+    ),
+    (
+        "config a directory",
+        lambda: bookend.reorder(ITEMS, config="."),
+        "config='.': is a directory",
+    ),
+    ("config file not JSON", lambda: bookend.reorder(ITEMS, config=__file__), "not JSON"),
+    ("config text not JSON", lambda: bookend.reorder(ITEMS, config="{top_k: 3}"), "not JSON"),
+    (
+        "config invalid",
+        lambda: bookend.Bookend.from_config({"top_k": 0}),
+        "config={'top_k': 0}: not a placement config: top_k=0",
+    ),
+    (
+        "config unknown setting",
+        lambda: bookend.reorder(ITEMS, config='{"topk": 3}'),
+        "unknown setting topk=3",
+    ),
+    (
+        "tuned config not an object",
+        lambda: bookend.reorder(ITEMS, config={"config": [], "provenance": {}}),
+        "not a placement config",
+    ),
+    (
+        "tuned provenance not an object",
+        lambda: bookend.load_config({"config": {}, "provenance": 3}),
+        "provenance must be an object",
+    ),
+    ("config a number", lambda: bookend.reorder(ITEMS, config=5), "config=5"),  # type: ignore[arg-type]
+    (
+        "config with a bad override",
+        lambda: bookend.reorder(ITEMS, config={"strategy": "relevance"}, top_k=0),
+        "top_k=0",
+    ),
 ]
 
 
@@ -159,6 +197,25 @@ CLI_CASES: list[tuple[str, list[str], str, str]] = [
     ("huge prefix", ["profile", "--prefix-tokens", "100000000000000000000"], "", "prefix_tokens="),
     ("huge suffix", ["reorder", "--suffix-tokens", "100000000000000000000"], TWO, "suffix_tokens="),
     ("input not a list", ["reorder"], "null", "input must be a list"),
+    (
+        "config file missing",
+        ["reorder", "--config", "no-such-tuned.json"],
+        TWO,
+        "--config='no-such-tuned.json': file not found",
+    ),
+    ("config file not JSON", ["reorder", "--config", __file__], TWO, "not JSON"),
+    (
+        "config invalid",
+        ["reorder", "--config", '{"top_k": 0}'],
+        TWO,
+        "not a placement config: top_k=0",
+    ),
+    (
+        "config with a bad option",
+        ["reorder", "--config", '{"strategy": "relevance"}', "--top-k", "0"],
+        TWO,
+        "top_k=0",
+    ),
 ]
 
 

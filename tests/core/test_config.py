@@ -106,8 +106,9 @@ def test_from_config_is_the_keyword_form() -> None:
     by_keywords: Bookend[str] = Bookend("gpt2", strategy="alternate", budget=30, top_k=3)
     assert by_config.place(chunks, scores).order == by_keywords.place(chunks, scores).order
     assert by_config.config == by_keywords.config == config
+    assert Bookend.from_config(config.model_dump()).config == config  # the mapping form
     with pytest.raises(ValueError, match="config must be a PlacementConfig"):
-        Bookend.from_config({"model": "gpt2"})  # type: ignore[arg-type]
+        Bookend.from_config(5)  # type: ignore[arg-type]
 
 
 def test_top_k_keeps_the_most_relevant_before_the_budget() -> None:

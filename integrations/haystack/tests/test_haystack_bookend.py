@@ -6,6 +6,7 @@ import asyncio
 import copy
 import dataclasses
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +300,33 @@ def test_uses_only_the_public_bookend_api() -> None:
     source = inspect.getsource(inspect.getmodule(BookendRanker))  # type: ignore[arg-type]
     assert "from bookend." not in source
     assert "import bookend." not in source
+
+
+def test_config_is_serialised_as_its_path_or_inline_with_the_settings_that_differ(
+    tmp_path: Path,
+) -> None:
+    tuned = tmp_path / "tuned.json"
+    document = {"config": {"strategy": "relevance", "suffix_tokens": 0}, "provenance": {}}
+    tuned.write_text(json.dumps(document), encoding="utf-8")
+    ranker = BookendRanker(config=str(tuned), top_k=3)
+    assert (ranker.strategy, ranker.suffix_tokens, ranker.top_k) == ("relevance", 0, 3)
+    ranker.strategy = "bookend"  # back to the default: it still overrides the file's
+    params = ranker.to_dict()["init_parameters"]
+    assert params["config"] == str(tuned)
+    assert {k: params[k] for k in ("strategy", "top_k")} == {"strategy": "bookend", "top_k": 3}
+    assert "suffix_tokens" not in params  # the file's
+    again = BookendRanker.from_dict(ranker.to_dict())
+    assert (again.strategy, again.suffix_tokens, again.top_k) == ("bookend", 0, 3)
+    # A path is read again: the file's new settings reach a rebuilt pipeline.
+    pipeline = Pipeline()
+    pipeline.add_component("ranker", BookendRanker(config=tuned))
+    yaml = pipeline.dumps()
+    document["config"]["suffix_tokens"] = 4
+    tuned.write_text(json.dumps(document), encoding="utf-8")
+    rebuilt = Pipeline.loads(yaml).get_component("ranker")
+    assert (rebuilt.strategy, rebuilt.suffix_tokens) == ("relevance", 4)
+    # Inline: the config's JSON object, provenance kept.
+    inline = BookendRanker(config=document).to_dict()["init_parameters"]["config"]
+    assert inline["provenance"] == {}
+    assert inline["config"]["suffix_tokens"] == 4
+    assert BookendRanker.from_dict(BookendRanker(config=document).to_dict()).suffix_tokens == 4

@@ -67,6 +67,13 @@ BAD_SETTINGS = [
 ]
 
 
+def test_a_bad_config_is_refused(bad_input: Any) -> None:
+    # config= at construction and where the serialised form is read back.
+    for config, fragment in bad_input.configs:
+        bad_input.refused(lambda c=config: BookendReorder(config=c), fragment)
+        bad_input.refused(lambda c=config: _loads({"config": c}), fragment)
+
+
 @pytest.mark.parametrize(("settings", "fragment"), BAD_SETTINGS)
 def test_constructor_refuses(settings: dict[str, Any], fragment: str, bad_input: Any) -> None:
     bad_input.refused(lambda: BookendReorder(**settings), fragment)

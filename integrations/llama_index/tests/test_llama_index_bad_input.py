@@ -80,6 +80,13 @@ BUILDERS = [
 ]
 
 
+def test_a_bad_config_is_refused(bad_input: Any) -> None:
+    # config= at construction and where the serialised form is read back.
+    for config, fragment in bad_input.configs:
+        bad_input.refused(lambda c=config: BookendNodePostprocessor(config=c), fragment)
+        bad_input.refused(lambda c=config: _from_dict({"config": c}), fragment)
+
+
 @pytest.mark.parametrize("build", BUILDERS)
 @pytest.mark.parametrize(("settings", "fragment"), BAD_SETTINGS)
 def test_settings_are_refused(

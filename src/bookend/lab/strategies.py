@@ -58,17 +58,20 @@ BASELINES = ("langchain", "llamaindex", "haystack", RANDOM, "retrieval", "revers
 
 
 def bookend_strategy(
-    model: bookend.ModelLike | bookend.PlacementConfig, *, rank_only: bool = False
+    model: bookend.ModelLike | bookend.PlacementConfig | bookend.TunedConfig,
+    *,
+    rank_only: bool = False,
 ) -> Reorderer:
     """``bookend`` placement with ``model`` (a preset, spec, profile or profile path) and the
-    default settings, or with every setting of a :class:`~bookend.PlacementConfig`.
+    default settings, or with every setting of a :class:`~bookend.PlacementConfig` (or of a
+    :class:`~bookend.TunedConfig`).
 
     ``rank_only=True`` places with the setting ``equal_lengths`` (every chunk counts as one equal
     slot), so bookend sorts chunks by relevance into slots by weight.
     """
     placer: bookend.Bookend[object] = (
         bookend.Bookend.from_config(model)
-        if isinstance(model, bookend.PlacementConfig)
+        if isinstance(model, bookend.PlacementConfig | bookend.TunedConfig)
         else bookend.Bookend(model)
     )
     if rank_only:
@@ -118,7 +121,7 @@ def fixed_strategies() -> dict[str, Reorderer]:
 
 def eval_strategies(
     theory: bookend.ModelLike,
-    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig],
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig | bookend.TunedConfig],
 ) -> dict[str, Reorderer]:
     """:data:`THEORY` and :data:`RANK_ONLY` with ``theory``, ``"bookend-NAME"`` for every
     profile or placement config, then :func:`fixed_strategies`."""

@@ -100,7 +100,7 @@ def test_cli_errors_are_one_line_with_exit_2(
     config.write_text('{"competition": -1}', encoding="utf-8")
     assert main(["eval", "--config", f"c={config}", "--weights", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert f"--config c={config}: not a placement config" in err
+    assert f"--config c={str(config)!r}: not a placement config" in err
     assert "competition" in err
     assert "\n" not in err
 

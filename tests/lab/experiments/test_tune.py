@@ -3,12 +3,17 @@ for the decisions, the folds and the slot design, the LangChain table, the error
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
+import io
 import json
 import math
 import random
 import re
+import subprocess
+import sys
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,6 +72,58 @@ def _directory_sha256(directory: Path) -> str:
     return hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
 
+def _placed_everywhere_by_config(
+    path: Path, config: bookend.PlacementConfig, provenance: dict[str, Any], work: Path
+) -> None:
+    """The written ``tuned.json``, passed by ``config=`` to the core, the three adapters and
+    ``bookend reorder --config``, places as its config does, and its provenance is kept."""
+    from haystack import Document as HaystackDocument
+    from haystack_integrations.components.rankers.bookend import BookendRanker
+    from langchain_bookend import BookendReorder
+    from langchain_core.documents import Document
+    from llama_index.core.schema import NodeWithScore, TextNode
+    from llama_index.postprocessor.bookend import BookendNodePostprocessor
+
+    texts = [f"passage {i} " + "word " * (3 * i) for i in range(5)]
+    scores = [0.3, 0.9, 0.1, 0.7, 0.5]
+    loaded = bookend.load_config(path)
+    assert loaded.config == config
+    assert loaded.provenance == provenance
+    expected = bookend.Bookend.from_config(config).place(texts, scores).items
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the tuned model is not overridden: no warning
+        assert bookend.reorder(texts, scores, config=path).items == expected
+        assert bookend.Bookend.from_config(str(path)).config == config
+        reorder = BookendReorder(config=str(path))
+        docs = [
+            Document(page_content=t, metadata={"score": s})
+            for t, s in zip(texts, scores, strict=True)
+        ]
+        assert [d.page_content for d in reorder.invoke(docs)] == expected
+        post = BookendNodePostprocessor(config=path)
+        nodes = [
+            NodeWithScore(node=TextNode(text=t), score=s)
+            for t, s in zip(texts, scores, strict=True)
+        ]
+        placed = post.postprocess_nodes(nodes)
+        assert [n.node.get_content() for n in placed] == expected
+        ranker = BookendRanker(config=str(path))
+        hay = [
+            HaystackDocument(id=str(i), content=t, score=s)
+            for i, (t, s) in enumerate(zip(texts, scores, strict=True))
+        ]
+        assert [d.content for d in ranker.run(hay)["documents"]] == expected
+        assert ranker.to_dict()["init_parameters"]["config"] == str(path)
+        chunks = work / "chunks.json"
+        chunks.write_text(json.dumps({"chunks": texts, "scores": scores}), encoding="utf-8")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["reorder", str(chunks), "--config", str(path)]) == 0
+        assert json.loads(out.getvalue())["chunks"] == expected
+    with pytest.warns(UserWarning, match=re.escape(provenance["model"])):
+        BookendReorder(config=str(path), model="qwen2.5-7b")
+
+
 def test_user_jsonl_end_to_end_on_a_tiny_model(
     saved_model: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -122,6 +179,7 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     assert p["versus_framework"]["n"] == 12
     assert p["bookend_version"] == bookend.__version__
     assert datetime.datetime.fromisoformat(p["date"]).tzinfo is not None
+    _placed_everywhere_by_config(out / "tuned.json", config, p, work)
     text = (out / "report.md").read_text(encoding="utf-8")
     assert text.startswith("## bookend tune:")
     assert decision["reason"] in text
@@ -339,10 +397,12 @@ def test_bad_arguments_are_one_line_errors_before_any_model_loads(
 
 
 def test_the_cli_tunes_and_its_config_reaches_a_langchain_chain_and_eval(
-    saved_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    saved_model: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from langchain_bookend import BookendReorder
     from langchain_core.documents import Document
+
+    tmp_path = tmp_path_factory.mktemp("cli")  # not the model's directory, whose files are hashed
 
     items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
     out = tmp_path / "out"
@@ -357,10 +417,21 @@ def test_the_cli_tunes_and_its_config_reaches_a_langchain_chain_and_eval(
     docs = [Document(page_content=t, metadata={"score": s}) for t, s in [("a", 0.1), ("b", 0.9)]]
     expected = bookend.Bookend.from_config(config, text="page_content").place(docs, [0.1, 0.9])
     assert reorder.invoke(docs) == expected.items
-    # eval confirms a tuned config by the file tune wrote.
+    # eval confirms a tuned config by the file tune wrote, and warns about one tuned on other
+    # weights (the same config, another recorded hash).
+    other = tmp_path / "other.json"
+    other_doc = {**doc, "provenance": {**doc["provenance"], "model_sha256": "0" * 64}}
+    other.write_text(json.dumps(other_doc), encoding="utf-8")
     argv = ["eval", "--weights", str(saved_model), "--items-file", str(items_file), "--config"]
-    argv += [f"tuned={out / 'tuned.json'}", "--out", str(tmp_path / "eval"), "--no-progress"]
-    assert main([*argv, "--threads", "1", "--random-draws", "1", "--no-oracle"]) == 0
+    argv += [f"tuned={out / 'tuned.json'}", "--config", f"other={other}"]
+    argv += ["--out", str(tmp_path / "eval"), "--no-progress"]
+    with pytest.warns(UserWarning, match="tuned on model") as caught:
+        assert main([*argv, "--threads", "1", "--random-draws", "1", "--no-oracle"]) == 0
+    tuned_warnings = [str(w.message) for w in caught if "tuned on model" in str(w.message)]
+    assert len(tuned_warnings) == 1  # the other file only: tuned.json's hash is the model's
+    assert f"config={str(other)!r}" in tuned_warnings[0]
+    assert "0" * 64 in tuned_warnings[0]
+    assert doc["provenance"]["model_sha256"] in tuned_warnings[0]
     report = json.loads((tmp_path / "eval" / "report.json").read_text(encoding="utf-8"))
     assert report["settings"]["profiles"]["tuned"] == doc["config"]
     assert "bookend-tuned vs random" in report["paired"]
@@ -385,3 +456,15 @@ def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) ->
     assert result.report["provenance"]["model_sha256"] is None
     assert result.report["provenance"]["model"] == "planted-1.0"
     assert result.calls == planted.calls > 0
+
+
+def test_bookend_tune_is_the_lab_function_loaded_on_first_use() -> None:
+    assert bookend.tune is tune
+    # `import bookend` loads no lab module; the attribute loads the lab's tune, not torch.
+    code = (
+        "import sys, bookend; before = any(m.startswith('bookend.lab') for m in sys.modules); "
+        "bookend.tune; print(before, 'bookend.lab.experiments.tune' in sys.modules, "
+        "'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "False"]

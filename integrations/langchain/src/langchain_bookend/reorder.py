@@ -20,6 +20,7 @@ from bookend.adapters import (
     first_slot_annotations,
     one_line_errors,
     validated_copy,
+    with_config,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
@@ -60,6 +61,12 @@ class BookendReorder(
     local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
     are those of :class:`bookend.adapters.AdapterConfig`.
 
+    ``config=`` gives every placement setting at once: a :class:`bookend.PlacementConfig`, the
+    path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
+    text or a mapping (``BookendReorder(config="tuned.json")``); settings given beside it
+    override the config's, and a ``model`` other than the one a tuned config was measured on
+    warns. The settings are stored and serialised, not the file.
+
     Relevance: each document's score is the first of ``score_key`` found in its metadata (a key
     holding ``None`` counts as absent). If every document has one, the scores decide
     (``distance=True`` when lower is better); if any document lacks one, the input order is the
@@ -83,7 +90,7 @@ class BookendReorder(
 
     def __init__(self, **settings: Any) -> None:
         with one_line_errors():
-            super().__init__(**settings)
+            super().__init__(**with_config(settings))
 
     def __setattr__(self, name: str, value: Any) -> None:
         with one_line_errors():  # the reorderer is frozen: say so in one line

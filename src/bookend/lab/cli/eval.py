@@ -18,9 +18,9 @@ import argparse
 import contextlib
 import os
 from collections.abc import Collection
-from pathlib import Path
 from typing import Any
 
+import bookend
 from bookend.lab.cli.common import check_profiles, guarded, set_threads
 from bookend.lab.cli.runs import (
     DOCS,
@@ -90,21 +90,12 @@ def _named_paths(option: str, specs: list[str], taken: Collection[str] = ()) -> 
 
 
 def _strategy_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """``--profile`` paths and ``--config`` files (read and validated; a ``tuned.json`` of
-    ``bookend tune`` gives its config) by strategy name."""
-    from bookend.lab.report.tuning import placement_config
-
+    """``--profile`` paths and ``--config`` files (read and validated by
+    :func:`bookend.load_config`: a ``tuned.json`` of ``bookend tune`` keeps its provenance, so
+    that the run can check the model) by strategy name."""
     profiles: dict[str, Any] = _named_paths("--profile", args.profile)
     for name, path in _named_paths("--config", args.config, profiles).items():
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as error:
-            raise ValueError(f"--config {name}={path}: cannot read it ({error})") from None
-        try:
-            profiles[name] = placement_config(text)
-        except ValueError as error:
-            detail = "; ".join(str(error).splitlines()[:3])
-            raise ValueError(f"--config {name}={path}: not a placement config: {detail}") from None
+        profiles[name] = bookend.load_config(path, param=f"--config {name}")
     return profiles
 
 

@@ -25,6 +25,7 @@ from bookend.lab.experiments.setup import (
     scorer_of,
     source_settings,
     theory_spec,
+    warn_on_other_models,
 )
 from bookend.lab.experiments.trials import (
     Measured,
@@ -79,7 +80,8 @@ def evaluate(
     families: Sequence[str] | None = None,
     split: str = "evaluation",
     retrievers: Sequence[str] | None = None,
-    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig] | None = None,
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig | bookend.TunedConfig]
+    | None = None,
     theory: bookend.ModelLike | None = None,
     random_draws: int = 3,
     oracle: bool = True,
@@ -103,7 +105,9 @@ def evaluate(
             items take them in turn. Default: ``"file"`` when every document has a score, else
             BM25 and MiniLM.
         profiles: extra bookend strategies ``"bookend-NAME"``: a profile path, preset or object,
-            or a :class:`~bookend.PlacementConfig` (its profile with its other settings).
+            a :class:`~bookend.PlacementConfig` (its profile with its other settings), or a
+            :class:`~bookend.TunedConfig` (:func:`bookend.load_config` of a ``tuned.json``),
+            which warns when the weights' SHA-256 is not the one it was tuned on.
         theory: the model for ``bookend-theory`` and ``bookend-rank-only``; default: the theory
             spec read from the local model's config (its depth).
         random_draws: seeded random orders per item, averaged (the ``random`` strategy).
@@ -128,6 +132,7 @@ def evaluate(
     names = retriever_names(loaded, retrievers)
     cached = call_cache(cache, out_dir)
     scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
+    warn_on_other_models((profiles or {}).values(), scorer)
     load_seconds = time.perf_counter() - started
     spec = theory_spec(theory, scorer)
     say(f"ranking {len(loaded)} items with {', '.join(names)}")
@@ -161,7 +166,8 @@ def _design(
     retrievers: Sequence[str],
     random_draws: int,
     oracle: bool,
-    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig] | None,
+    profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig | bookend.TunedConfig]
+    | None,
     theory: bookend.ModelLike,
     device: str,
     dtype: str,

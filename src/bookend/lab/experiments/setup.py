@@ -6,7 +6,7 @@ call cache), the theory spec and the hash of the model; the settings that name i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ __all__ = [
     "scorer_of",
     "source_settings",
     "theory_spec",
+    "warn_on_other_models",
 ]
 
 #: Template families of the generated suites in a run; ``product`` and ``pet_colour`` stay out so
@@ -88,6 +89,16 @@ def model_sha256(scorer: Scorer) -> str | None:
     return None
 
 
+def warn_on_other_models(configs: Iterable[object], scorer: Scorer) -> None:
+    """A ``UserWarning`` for every tuned config among ``configs`` whose recorded weights hash
+    (``provenance["model_sha256"]``) is not the hash of ``scorer``'s weights: its choice was
+    measured on another model. The weights are hashed only when a config records a hash."""
+    tuned = [c for c in configs if isinstance(c, bookend.TunedConfig) and c.model_sha256]
+    digest = model_sha256(scorer) if tuned else None
+    for config in tuned:
+        config.warn_if_other_model(sha256=digest, in_use=scorer.model_id, stacklevel=3)
+
+
 def source_settings(
     items: str | Path | Sequence[Item] | None,
     suite: str,
@@ -112,6 +123,8 @@ def source_settings(
 
 def describe(source: Any) -> Any:
     """How an input appears in the report's settings (a placement config: its JSON form)."""
+    if isinstance(source, bookend.TunedConfig):
+        source = source.config
     if isinstance(source, bookend.PlacementConfig):
         try:
             return source.model_dump(mode="json")

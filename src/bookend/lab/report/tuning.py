@@ -4,10 +4,10 @@ Files written:
 
 ``tuned.json``
     ``{"config": {...}, "provenance": {...}}``. ``config`` is the chosen
-    :class:`~bookend.PlacementConfig` as JSON (``PlacementConfig.model_validate(doc["config"])``
-    loads it; :func:`placement_config` reads either file); ``provenance`` says where it comes
-    from (fields below). The two are kept apart because a placement config rejects unknown
-    fields.
+    :class:`~bookend.PlacementConfig` as JSON; ``provenance`` says where it comes from (fields
+    below). The two are kept apart because a placement config rejects unknown fields.
+    :func:`bookend.load_config` reads the file (or a plain config) into a
+    :class:`~bookend.TunedConfig`, and every ``config=`` of the core and the adapters takes it.
 ``report.json``
     Every field below, the candidates' configs, the slot measurement and per-item results.
 ``report.md``, ``tune.png``
@@ -50,7 +50,6 @@ __all__ = [
     "REPORT_VERSION",
     "build_report",
     "markdown",
-    "placement_config",
     "tuned_config",
     "write",
 ]
@@ -172,23 +171,7 @@ def build_report(
 
 def tuned_config(config: bookend.PlacementConfig, report: Mapping[str, Any]) -> dict[str, Any]:
     """The ``tuned.json`` document: the chosen config and the report's provenance."""
-    return {"config": config.model_dump(mode="json"), "provenance": report["provenance"]}
-
-
-def placement_config(text: str) -> bookend.PlacementConfig:
-    """The placement config in a JSON text: a config itself, or the ``config`` of a ``tuned.json``
-    (an object with ``config`` and ``provenance``, keys no config has).
-
-    Raises:
-        ValueError: for text that is not JSON, or holds no valid config.
-    """
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg})") from None
-    if isinstance(document, dict) and set(document) == {"config", "provenance"}:
-        document = document["config"]
-    return bookend.PlacementConfig.model_validate(document)
+    return bookend.TunedConfig(config, report["provenance"]).to_json()
 
 
 def _estimate_or_dash(metric: str, e: Mapping[str, Any] | None) -> str:

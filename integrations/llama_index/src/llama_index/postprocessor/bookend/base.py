@@ -24,6 +24,7 @@ from bookend.adapters import (
     first_slot_annotations,
     one_line_errors,
     validated_copy,
+    with_config,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
@@ -53,6 +54,12 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     ``source_key``, ``token_counter`` and ``annotate`` are those of
     :class:`bookend.adapters.AdapterConfig`.
 
+    ``config=`` gives every placement setting at once: a :class:`bookend.PlacementConfig`, the
+    path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
+    text or a mapping (``BookendNodePostprocessor(config="tuned.json")``); settings given beside
+    it override the config's, and a ``model`` other than the one a tuned config was measured on
+    warns. The settings are stored and serialised, not the file.
+
     Relevance comes from ``NodeWithScore.score``: higher is better, or lower with
     ``distance=True`` (vector stores that return distances). If any node's score is ``None``, the
     input order is the relevance order for all nodes (retrievers return best first), so a missing
@@ -80,7 +87,7 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
 
     def __init__(self, **settings: Any) -> None:
         with one_line_errors():
-            super().__init__(**settings)
+            super().__init__(**with_config(settings))
 
     def __setattr__(self, name: str, value: Any) -> None:
         with one_line_errors():  # assignment is validated (validate_assignment)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from numbers import Real
@@ -16,12 +17,14 @@ from bookend import (
     DEFAULT_WEIGHT_RULE,
     EXACT_MAX_K,
     Bookend,
+    ConfigLike,
     ModelLike,
     Placement,
     PlacementConfig,
     StrategyName,
     WeightRule,
     adapters,
+    load_config,
     relevance_from_scores,
 )
 from bookend.lookalikes import DEFAULT_THRESHOLD
@@ -62,6 +65,15 @@ class BookendRanker:
     and pipeline YAML: a ``ModelSpec`` or profile object given as ``model`` is stored in its JSON
     form.
 
+    ``config=`` gives every placement setting at once: a :class:`bookend.PlacementConfig`, the
+    path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
+    text or a mapping (``BookendRanker(config="tuned.json")``). A placement setting given beside it
+    with a value other than its default overrides the config's (a setting passed at its default
+    cannot be told from one not passed); a ``model`` other than the one a tuned config was
+    measured on warns. ``to_dict`` stores a config given as a path as that path (``from_dict``
+    reads the file again) and any other as its JSON object, with the settings that differ from
+    the config's.
+
     Args:
         top_k: keep at most this many documents, the most relevant (``None`` keeps all).
         budget: keep only the most relevant documents whose tokens fit (``None`` keeps all).
@@ -94,6 +106,7 @@ class BookendRanker:
         exact_max_k: largest number of documents placed by the exact dynamic programme.
         annotate: return copies of the documents with ``bookend_slot`` and ``bookend_weight``
             added to ``meta``; without it the same objects come back, unmodified.
+        config: every placement setting from a config or a ``tuned.json`` (see above).
 
     Raises:
         ValueError: a bad parameter: one line naming it and its value.
@@ -120,26 +133,33 @@ class BookendRanker:
         source_key: str | None = None,
         exact_max_k: int = EXACT_MAX_K,
         annotate: bool = False,
+        config: ConfigLike | None = None,
     ) -> None:
         _check_own_settings(word_count_threshold, source_key, annotate)
         given = locals()  # the parameters, of which the placement settings are checked here
-        config = PlacementConfig(**{name: given[name] for name in PLACEMENT_OPTIONS})
+        settings = {name: given[name] for name in PLACEMENT_OPTIONS}
+        if config is not None:
+            changed = {n: v for n, v in settings.items() if v != _DEFAULTS[n]}
+            settings = adapters.with_config({"config": config, **changed})
+        placement = PlacementConfig(**settings)
+        #: The config as given (``None``: the settings alone).
+        self.config = config
         # Plain attributes, read on every run: a setting changed later is used by the next run.
-        self.model = config.model
-        self.strategy: StrategyName = config.strategy
-        self.weight_rule: WeightRule = config.weight_rule
-        self.competition = config.competition
-        self.lookalike_threshold = config.lookalike_threshold
-        self.distance = config.distance
-        self.top_k = config.top_k
-        self.budget = config.budget
-        self.repeat_top = config.repeat_top
-        self.prefix_tokens = config.prefix_tokens
-        self.suffix_tokens = config.suffix_tokens
-        self.count_question = config.count_question
-        self.equal_lengths = config.equal_lengths
-        self.tokenizer = config.tokenizer
-        self.exact_max_k = config.exact_max_k
+        self.model = placement.model
+        self.strategy: StrategyName = placement.strategy
+        self.weight_rule: WeightRule = placement.weight_rule
+        self.competition = placement.competition
+        self.lookalike_threshold = placement.lookalike_threshold
+        self.distance = placement.distance
+        self.top_k = placement.top_k
+        self.budget = placement.budget
+        self.repeat_top = placement.repeat_top
+        self.prefix_tokens = placement.prefix_tokens
+        self.suffix_tokens = placement.suffix_tokens
+        self.count_question = placement.count_question
+        self.equal_lengths = placement.equal_lengths
+        self.tokenizer = placement.tokenizer
+        self.exact_max_k = placement.exact_max_k
         self.word_count_threshold = word_count_threshold
         self.source_key = source_key
         self.annotate = annotate
@@ -156,26 +176,41 @@ class BookendRanker:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``): the current settings,
-        checked, with a profile object in its JSON form."""
-        config = PlacementConfig(**self._settings())
-        return default_to_dict(
-            self,
-            **config.model_dump(),
-            word_count_threshold=self.word_count_threshold,
-            source_key=self.source_key,
-            annotate=self.annotate,
-        )
+        checked, with a profile object in its JSON form; with ``config``, the config (its path, or
+        its JSON object) and only the settings that differ from it."""
+        settings = PlacementConfig(**self._settings()).model_dump()
+        own = {
+            "word_count_threshold": self.word_count_threshold,
+            "source_key": self.source_key,
+            "annotate": self.annotate,
+        }
+        if self.config is None:
+            return default_to_dict(self, **settings, **own)
+        tuned = load_config(self.config)
+        base = tuned.config.model_dump()
+        changed = {n: v for n, v in settings.items() if v != base[n]}
+        return default_to_dict(self, config=_config_ref(self.config), **changed, **own)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BookendRanker:
-        """Rebuild the component from :meth:`to_dict` output.
+        """Rebuild the component from :meth:`to_dict` output (a config path is read again).
 
         Raises:
-            ValueError: ``data`` is not a mapping, or holds a bad setting.
+            ValueError: ``data`` is not a mapping, or holds a bad setting or config.
         """
         if not isinstance(data, Mapping):
             raise ValueError(f"data must be a mapping (to_dict output), got data={data!r}")
-        return default_from_dict(cls, dict(data))
+        params = dict(data.get("init_parameters") or {})
+        if params.get("config") is None:
+            return default_from_dict(cls, dict(data))
+        # The settings stored beside a config differ from it: set them after construction, where
+        # a value equal to a default still overrides the config's.
+        changed = {name: params.pop(name) for name in PLACEMENT_OPTIONS if name in params}
+        ranker = default_from_dict(cls, {**data, "init_parameters": params})
+        for name, value in changed.items():
+            setattr(ranker, name, value)
+        PlacementConfig(**ranker._settings())
+        return ranker
 
     def placer(
         self, top_k: int | None = None, budget: int | None = None, query: str | None = None
@@ -294,6 +329,20 @@ class BookendRanker:
         if than is None:
             return True
         return score < than if self.distance else score > than
+
+
+#: The default of every placement setting (those of :class:`bookend.PlacementConfig`).
+_DEFAULTS = {name: PlacementConfig.model_fields[name].default for name in PLACEMENT_OPTIONS}
+
+
+def _config_ref(config: ConfigLike) -> str | dict[str, Any]:
+    """How ``to_dict`` stores a config: a path as the path, anything else as its JSON object (a
+    ``tuned.json`` document when it has provenance)."""
+    if isinstance(config, os.PathLike) or (
+        isinstance(config, str) and not config.lstrip().startswith("{")
+    ):
+        return os.fspath(config)
+    return load_config(config).to_json()
 
 
 def _check_word_count(words: int | None) -> None:
