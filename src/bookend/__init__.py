@@ -14,6 +14,7 @@ from typing import Any
 
 from bookend.config import DEFAULT_MODEL, PlacementConfig
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend.lookalikes import DEFAULT_LOOKALIKE_THRESHOLD
 from bookend.place import Bookend, reorder
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.result import ChunkSlot, Placement
@@ -21,6 +22,7 @@ from bookend.placement.strategies import STRATEGIES, StrategyName
 from bookend.profiles.base import InfluenceProfile
 from bookend.profiles.fitted import FittedProfile
 from bookend.profiles.io import ModelLike, load_profile, resolve_profile
+from bookend.profiles.measured import measured_models
 from bookend.profiles.published import available_profile_presets
 from bookend.profiles.tabulated import TabulatedProfile
 from bookend.profiles.theory import TheoryProfile
@@ -32,6 +34,7 @@ from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LOOKALIKE_THRESHOLD",
     "DEFAULT_MODEL",
     "DEFAULT_SUFFIX_TOKENS",
     "DEFAULT_WEIGHT_RULE",
@@ -60,6 +63,7 @@ __all__ = [
     "evaluate",
     "load_config",
     "load_profile",
+    "measured_models",
     "relevance_from_scores",
     "reorder",
     "resolve_profile",

@@ -21,7 +21,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_
 from bookend.errors import OneLineModel, no_bool, one_line
 from bookend.inputs import MAX_TOKENS
 from bookend.layout import DEFAULT_SUFFIX_TOKENS, Layout
-from bookend.lookalikes import DEFAULT_THRESHOLD
+from bookend.lookalikes import DEFAULT_LOOKALIKE_THRESHOLD
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.strategies import StrategyName
 from bookend.profiles.io import ProfileRef, profile_ref
@@ -93,7 +93,7 @@ class PlacementConfig(OneLineModel):
         "(near-duplicates, distractors) out of the heavy slots; see bookend.placement.competing.",
     )
     lookalike_threshold: Annotated[float | None, BeforeValidator(no_bool)] = Field(
-        default=DEFAULT_THRESHOLD,
+        default=DEFAULT_LOOKALIKE_THRESHOLD,
         gt=0,
         le=1,
         allow_inf_nan=False,

@@ -27,10 +27,10 @@ from scipy.sparse.csgraph import connected_components
 
 from bookend.arrays import FloatArray
 
-__all__ = ["DEFAULT_THRESHOLD", "jaccard_matrix", "lookalike_groups", "shingles"]
+__all__ = ["DEFAULT_LOOKALIKE_THRESHOLD", "jaccard_matrix", "lookalike_groups", "shingles"]
 
 #: Jaccard similarity at and above which two chunks are look-alikes (see the module docstring).
-DEFAULT_THRESHOLD = 0.5
+DEFAULT_LOOKALIKE_THRESHOLD = 0.5
 
 _WORD = re.compile(r"\w+")
 
@@ -78,7 +78,7 @@ def jaccard_matrix(texts: Sequence[str], n: int = 3) -> FloatArray:
 
 
 def lookalike_groups(
-    texts: Sequence[str], *, threshold: float = DEFAULT_THRESHOLD, n: int = 3
+    texts: Sequence[str], *, threshold: float = DEFAULT_LOOKALIKE_THRESHOLD, n: int = 3
 ) -> tuple[int, ...]:
     """Each chunk's look-alike group, named by the index of its first member in ``texts``; a
     chunk with no look-alike is its own group.

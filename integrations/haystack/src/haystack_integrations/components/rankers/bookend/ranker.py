@@ -12,6 +12,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from bookend import (
+    DEFAULT_LOOKALIKE_THRESHOLD,
     DEFAULT_MODEL,
     DEFAULT_SUFFIX_TOKENS,
     DEFAULT_WEIGHT_RULE,
@@ -27,7 +28,6 @@ from bookend import (
     load_config,
     relevance_from_scores,
 )
-from bookend.lookalikes import DEFAULT_THRESHOLD
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
 
@@ -122,7 +122,7 @@ class BookendRanker:
         strategy: StrategyName = "bookend",
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         competition: float | None = None,
-        lookalike_threshold: float | None = DEFAULT_THRESHOLD,
+        lookalike_threshold: float | None = DEFAULT_LOOKALIKE_THRESHOLD,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
