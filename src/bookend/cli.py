@@ -277,6 +277,8 @@ _REORDER_SETTINGS = (
     "strategy",
     "weight_rule",
     "competition",
+    "lookalike_threshold",
+    "drop_lookalikes",
     "distance",
     "top_k",
     "budget",
@@ -387,8 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
         "optional 'score', 'length' (tokens) and 'source' (other fields are kept); or an object "
         "with 'chunks' and optional 'scores', 'lengths', 'sources' (other keys are rejected). "
         "Output JSON: chunks (the input chunks, whole, in prompt order), dropped (the chunks the "
-        "budget or --top-k dropped, whole), order and dropped_indices (input indices), slots, "
-        "objective, baselines.",
+        "budget, --top-k or --drop-lookalikes dropped, whole), order and dropped_indices (input "
+        "indices), slots, objective, baselines.",
     )
     reo.add_argument("input", nargs="?", default="-", help="JSON file, or - for stdin")
     reo.add_argument(
@@ -409,6 +411,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         help="chunks compete for the answer: the pull of an irrelevant chunk, c >= 0 "
         "(default: off, relevance times weight)",
+    )
+    reo.add_argument(
+        "--lookalike-threshold",
+        type=float,
+        help="word-shingle Jaccard similarity at which two chunks are look-alikes; a set with "
+        "look-alikes is placed in relevance order (default: 0.5)",
+    )
+    reo.add_argument(
+        "--drop-lookalikes",
+        action="store_true",
+        default=None,
+        help="drop every chunk that is a look-alike of a more relevant one",
     )
     reo.add_argument("--distance", action="store_true", default=None, help="scores are distances")
     reo.add_argument("--top-k", type=int, help="keep at most this many chunks, the most relevant")

@@ -16,7 +16,14 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from bookend.errors import OneLineModel, no_bool, one_line
 from bookend.inputs import MAX_TOKENS
@@ -103,6 +110,12 @@ class PlacementConfig(OneLineModel):
         "relevant chunks that resemble it: a look-alike read first costs the model the answer "
         "(the precedence effect measured in bench/RESULTS.md). None never checks.",
     )
+    drop_lookalikes: bool = Field(
+        default=False,
+        description="Drop every chunk that is a look-alike of a more relevant one (exact and near "
+        "duplicates, at lookalike_threshold) before top_k and the budget apply; the placement "
+        "lists them (Placement.dropped_as_lookalikes).",
+    )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
     top_k: Count | None = Field(
         default=None,
@@ -163,6 +176,14 @@ class PlacementConfig(OneLineModel):
     @classmethod
     def _reference(cls, value: Any) -> ProfileRef:
         return profile_ref(value)
+
+    @model_validator(mode="after")
+    def _lookalikes_checked(self) -> PlacementConfig:
+        if self.drop_lookalikes and self.lookalike_threshold is None:
+            raise ValueError(
+                "drop_lookalikes=True needs a lookalike_threshold, got lookalike_threshold=None"
+            )
+        return self
 
     @property
     def layout(self) -> Layout:

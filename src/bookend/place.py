@@ -289,12 +289,18 @@ class Bookend(Generic[T]):
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
+        notes: list[str] = []
+        duplicates = self._lookalike_drops(items, rel, notes) if config.drop_lookalikes else ()
         kept, repeat_fits, cut_by_top_k = select_chunks(
-            rel, lens, top_k=config.top_k, budget=config.budget, repeat_top=config.repeat_top
+            rel,
+            lens,
+            top_k=config.top_k,
+            budget=config.budget,
+            repeat_top=config.repeat_top,
+            drop=duplicates,
         )
         chosen = range(n) if kept is None else kept.tolist()
         groups = None if self._source is None else _source_keys(self._source, items, chosen)
-        notes: list[str] = []
         if config.repeat_top and not repeat_fits and len(chosen) >= 2:
             notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
         rel_kept, lens_kept = (rel, lens) if kept is None else (rel[kept], lens[kept])
@@ -318,6 +324,7 @@ class Bookend(Generic[T]):
             scores=raw,
             dropped=dropped,
             dropped_by_top_k=cut_by_top_k,
+            dropped_as_lookalikes=duplicates,
             strategy=config.strategy,
             profile=self._profile,
             layout=self._layout,
@@ -335,8 +342,19 @@ class Bookend(Generic[T]):
         return (
             self.config.strategy == "bookend"
             and self.config.lookalike_threshold is not None
+            and not self.config.drop_lookalikes  # then none are left
             and not np.array_equal(local, rank_order(relevance))
         )
+
+    def _lookalike_drops(
+        self, items: list[T], relevance: FloatArray, notes: list[str]
+    ) -> tuple[int, ...]:
+        """Every item that is a look-alike of a more relevant one (ties: the earlier stays)."""
+        drops: list[int] = []
+        for group in self._lookalikes(items, range(len(items)), notes):
+            keep = max(group, key=lambda i: (relevance[i], -i))
+            drops.extend(i for i in group if i != keep)
+        return tuple(sorted(drops))
 
     def _lookalikes(
         self, items: list[T], chosen: Sequence[int], notes: list[str]

@@ -76,6 +76,11 @@ API_CASES: list[tuple[str, Callable[[], Any], str]] = [
         "lookalike_threshold=0",
     ),
     (
+        "drop_lookalikes without a threshold",
+        lambda: bookend.reorder(ITEMS, drop_lookalikes=True, lookalike_threshold=None),
+        "drop_lookalikes=True needs a lookalike_threshold",
+    ),
+    (
         "lookalike_threshold a bool",
         lambda: bookend.reorder(ITEMS, lookalike_threshold=True),
         "lookalike_threshold=True",
@@ -194,6 +199,12 @@ CLI_CASES: list[tuple[str, list[str], str, str]] = [
     ),
     ("huge budget", ["reorder", "--budget", DIGITS], TWO, "budget=1000"),
     ("huge competition", ["reorder", "--competition", "1e300"], TWO, "competition=1e+300"),
+    (
+        "look-alike threshold above 1",
+        ["reorder", "--lookalike-threshold", "2"],
+        TWO,
+        "lookalike_threshold=2.0",
+    ),
     ("huge prefix", ["profile", "--prefix-tokens", "100000000000000000000"], "", "prefix_tokens="),
     ("huge suffix", ["reorder", "--suffix-tokens", "100000000000000000000"], TWO, "suffix_tokens="),
     ("input not a list", ["reorder"], "null", "input must be a list"),

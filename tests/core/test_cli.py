@@ -162,6 +162,22 @@ def test_reorder_keeps_every_field_and_returns_dropped_chunks_whole(
     assert result["dropped_indices"] == [1]
 
 
+def test_reorder_drops_lookalikes_and_names_them(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chunks = [
+        {"text": "the code of Harju is EE-37", "score": 0.4},
+        {"text": "an unrelated passage about rivers and lakes", "score": 0.5},
+        {"text": "the code of Harju is EE-37", "score": 0.9},
+    ]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(chunks)))
+    assert main(["reorder", "--drop-lookalikes"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["dropped"] == [chunks[0]]  # the less relevant copy
+    assert result["dropped_as_lookalikes"] == [0]
+    assert sorted(result["order"]) == [1, 2]
+
+
 def test_reorder_hints_when_stdin_is_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -113,3 +113,27 @@ def test_the_check_runs_only_where_it_could_change_the_order() -> None:
     assert ranked.order == (0, 1, 2, 3, 4)
     numbers = bookend.reorder(list(range(5)), [5, 4, 3, 2, 1], lengths=[9] * 5, **VIEW)
     assert "look-alikes: not checked, the items have no text (pass text=)" in numbers.notes
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, 3), min_size=1, max_size=10),
+    scores=st.lists(st.floats(0, 1), min_size=10, max_size=10),
+    top_k=st.none() | st.integers(1, 10),
+)
+def test_drop_lookalikes_keeps_the_most_relevant_of_each_group(
+    picks: list[int], scores: list[float], top_k: int | None
+) -> None:
+    texts = [DISTINCT[p] for p in picks]  # repeats of four texts: exact duplicates
+    score = scores[: len(texts)]
+    placement = bookend.reorder(texts, score, drop_lookalikes=True, top_k=top_k)
+    kept = set(placement.order)
+    assert sorted([*kept, *placement.dropped]) == list(range(len(texts)))  # each item once
+    assert set(placement.dropped_as_lookalikes) <= set(placement.dropped)
+    assert len({texts[i] for i in kept}) == len(kept)  # no look-alikes left
+    survivors = {texts[i]: i for i in range(len(texts)) if i not in placement.dropped_as_lookalikes}
+    assert len(survivors) == len(set(texts))  # one of each text before top_k
+    for i in placement.dropped_as_lookalikes:
+        keep = survivors[texts[i]]
+        rel = placement.relevance
+        assert (rel[keep], -keep) > (rel[i], -i)  # the most relevant, the earlier on ties

@@ -57,9 +57,11 @@ class Placement(Generic[T]):
         relevance: per input index, the relevance the objective used (dropped items included).
         lengths: per input index, the token count used.
         scores: per input index, the caller's raw score, or ``None`` without scores.
-        dropped: input indices left out by ``top_k`` or a token budget (empty without either).
-        dropped_by_top_k: those of :attr:`dropped` that ``top_k`` left out; the token budget
-            left out the others.
+        dropped: input indices left out by ``drop_lookalikes``, ``top_k`` or a token budget
+            (empty without them).
+        dropped_by_top_k: those of :attr:`dropped` that ``top_k`` left out.
+        dropped_as_lookalikes: those of :attr:`dropped` that were look-alikes of a more relevant
+            chunk (``drop_lookalikes``); the token budget left out the others.
         strategy: the strategy that chose ``order``.
         profile: the influence profile used.
         layout: tokens before and after the chunks in the analysed sequence.
@@ -83,6 +85,7 @@ class Placement(Generic[T]):
     scores: FloatArray | None
     dropped: tuple[int, ...]
     dropped_by_top_k: tuple[int, ...]
+    dropped_as_lookalikes: tuple[int, ...]
     strategy: str
     profile: InfluenceProfile
     layout: Layout
@@ -102,6 +105,7 @@ class Placement(Generic[T]):
         scores: FloatArray | None,
         dropped: tuple[int, ...],
         dropped_by_top_k: tuple[int, ...],
+        dropped_as_lookalikes: tuple[int, ...],
         strategy: str,
         profile: InfluenceProfile,
         layout: Layout,
@@ -123,6 +127,7 @@ class Placement(Generic[T]):
             self.order,
             self.dropped,
             self.dropped_by_top_k,
+            self.dropped_as_lookalikes,
             self.strategy,
             self.profile,
             self.layout,
@@ -239,6 +244,8 @@ class Placement(Generic[T]):
             "baselines": self.baselines,
             "dropped": list(self.dropped),
             "dropped_by_top_k": list(self.dropped_by_top_k),
+            "dropped_as_lookalikes": list(self.dropped_as_lookalikes),
+            "lookalikes": [list(group) for group in self.lookalikes],
             "strategy": self.strategy,
             "profile": self.profile.name,
             "layout": self.layout.to_dict(),
@@ -302,7 +309,13 @@ class Placement(Generic[T]):
         for name, value in self.baselines.items():
             change = _relative(self.objective, value)
             lines.append(f"  vs {name:<9} order: {value:.4f} ({change})")
-        by_budget = [i for i in self.dropped if i not in set(self.dropped_by_top_k)]
+        named = {*self.dropped_by_top_k, *self.dropped_as_lookalikes}
+        by_budget = [i for i in self.dropped if i not in named]
+        if self.dropped_as_lookalikes:
+            lines.append(
+                "dropped as look-alikes of more relevant chunks: "
+                f"{list(self.dropped_as_lookalikes)}"
+            )
         if self.dropped_by_top_k:
             lines.append(f"dropped by top_k: {list(self.dropped_by_top_k)}")
         if by_budget:

@@ -17,21 +17,25 @@ def select_chunks(
     top_k: int | None,
     budget: int | None,
     repeat_top: bool,
+    drop: tuple[int, ...] = (),
 ) -> tuple[IntArray | None, bool, tuple[int, ...]]:
     """The input indices kept, ascending (``None`` when every chunk is), whether a repeat of the
     top kept chunk fits (``repeat_top`` asked for and within the budget), and the indices
     ``top_k`` left out, ascending (the budget left out the other dropped ones).
 
-    ``top_k`` keeps the most relevant chunks; then ``budget`` takes them greedily by relevance,
-    skipping those that do not fit, and a repeated top chunk counts twice (its copy is paid
-    before any further chunk).
+    The chunks in ``drop`` go first (look-alikes of a more relevant chunk); ``top_k`` keeps the
+    most relevant of the others; then ``budget`` takes them greedily by relevance, skipping
+    those that do not fit, and a repeated top chunk counts twice (its copy is paid before any
+    further chunk).
 
     Raises:
         ValueError: a budget smaller than every chunk.
     """
-    if budget is None and (top_k is None or top_k >= relevance.size):
+    if not drop and budget is None and (top_k is None or top_k >= relevance.size):
         return None, repeat_top, ()
     order = rank_order(relevance)
+    if drop:
+        order = order[~np.isin(order, drop)]
     ranked = order[:top_k]
     cut = tuple(sorted(order[top_k:].tolist())) if top_k is not None else ()
     if budget is None:

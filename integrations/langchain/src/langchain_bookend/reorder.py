@@ -47,7 +47,8 @@ class BookendReorder(
     * document transformer: ``transform_documents`` / ``atransform_documents``.
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
-    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``distance``,
+    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
+    ``distance``,
     ``top_k``, ``budget``,
     ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
     ``tokenizer``, ``exact_max_k``), checked at construction, by ``loads`` and by

@@ -42,7 +42,8 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     ``ReRankStartEvent`` / ``ReRankEndEvent`` and a ``RERANKING`` callback event.
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
-    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``distance``,
+    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
+    ``distance``,
     ``top_k``, ``budget``,
     ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
     ``tokenizer``, ``exact_max_k``), checked at construction, on assignment, by ``from_dict`` /

@@ -92,6 +92,8 @@ class BookendRanker:
         lookalike_threshold: word-shingle Jaccard similarity at which two documents are
             look-alikes; a set holding look-alikes is placed in relevance order (``None`` never
             checks; ``bookend.PlacementConfig``).
+        drop_lookalikes: drop every document that is a look-alike of a more relevant one
+            before ``top_k`` and the budget apply.
         distance: scores are distances (lower is better).
         repeat_top: put the most relevant document at both ends (annotated copies, or the same
             object twice).
@@ -123,6 +125,7 @@ class BookendRanker:
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         competition: float | None = None,
         lookalike_threshold: float | None = DEFAULT_LOOKALIKE_THRESHOLD,
+        drop_lookalikes: bool = False,
         distance: bool = False,
         repeat_top: bool = False,
         prefix_tokens: int = 0,
@@ -150,6 +153,7 @@ class BookendRanker:
         self.weight_rule: WeightRule = placement.weight_rule
         self.competition = placement.competition
         self.lookalike_threshold = placement.lookalike_threshold
+        self.drop_lookalikes = placement.drop_lookalikes
         self.distance = placement.distance
         self.top_k = placement.top_k
         self.budget = placement.budget
