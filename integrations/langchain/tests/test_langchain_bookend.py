@@ -201,8 +201,12 @@ def test_every_document_survives_in_bookend_order(
 
 
 def _scored(n: int = 6) -> list[Document]:
+    # Distinct words per document: no two are look-alikes, so the profile decides the order.
     return [
-        Document(page_content="word " * (5 + 9 * i % 13), metadata={"score": (7 * i % 5) / 5})
+        Document(
+            page_content="".join(f"w{i}{j:02d} " for j in range(5 + 9 * i % 13)),
+            metadata={"score": (7 * i % 5) / 5},
+        )
         for i in range(n)
     ]
 
