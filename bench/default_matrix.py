@@ -25,8 +25,11 @@ Candidates are named by what they do, whatever a report called them:
 
 Usage::
 
-    .venv/bin/python bench/default_matrix.py CELL=REPORT.json [CELL=REPORT.json ...] \\
+    .venv/bin/python bench/default_matrix.py CELL=REPORT.json [CELL=REPORT.json#FIRST-LAST ...] \\
         [--json bench/default_matrix.json]
+
+``#FIRST-LAST`` keeps the report's items FIRST to LAST (1-based, inclusive): the items a run
+added after a choice was made, to confirm it on items that did not inform it.
 """
 
 from __future__ import annotations
@@ -182,8 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         cell, sep, path = spec.partition("=")
         if not sep:
             parser.error(f"cells must be CELL=REPORT, got {spec!r}")
+        path, _, span = path.partition("#")
         report = json.loads(Path(path).read_text(encoding="utf-8"))
-        cells[cell] = cell_losses(per_item(report, args.metric))
+        values = per_item(report, args.metric)
+        if span:
+            first, _, last = span.partition("-")
+            values = {c: v[int(first) - 1 : int(last)] for c, v in values.items()}
+        cells[cell] = cell_losses(values)
     ranked = minimax(cells)
     print(markdown(cells, ranked))
     if args.json:
