@@ -25,6 +25,8 @@ TokenCounter: TypeAlias = Callable[[str], int]
 
 # English BPE tokenizers (cl100k, Llama, Qwen) average about four characters per token.
 CHARS_PER_TOKEN = 4
+_CHARS_PER_TOKEN = np.array(float(CHARS_PER_TOKEN))
+_ONE_TOKEN = np.array(1.0)
 
 
 @runtime_checkable
@@ -53,9 +55,12 @@ def token_lengths(
     # The default counter, vectorised: ceil(chars / 4), at least one token (strings only: the
     # loop below names anything else; map(str.__instancecheck__) is isinstance at C speed).
     if count is approx_token_count and all(map(str.__instancecheck__, texts)):
-        chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        lengths = chars / CHARS_PER_TOKEN
-        return np.maximum(np.ceil(lengths, out=lengths), 1.0, out=lengths)
+        lengths = np.fromiter(map(len, texts), dtype=np.float64, count=len(texts))
+        # In place, with 0-d array operands: a Python number costs a ufunc a conversion that
+        # takes longer than the arithmetic at the K of a retrieval call.
+        np.divide(lengths, _CHARS_PER_TOKEN, out=lengths)
+        np.ceil(lengths, out=lengths)
+        return np.maximum(lengths, _ONE_TOKEN, out=lengths)
     counts = []
     for i, value in enumerate(texts):
         if not isinstance(value, str):

@@ -107,12 +107,25 @@ class Placement(Generic[T]):
         repeated: bool,
         notes: tuple[str, ...],
     ) -> None:
-        # Frozen: the fields (the parameters, every one) go once, straight into the instance
-        # dict; the generated __init__ pays an object.__setattr__ per field, more than placing 20
-        # chunks costs.
-        fields = locals()
-        del fields["self"]
-        vars(self).update(fields)
+        # Frozen: the fields go once, straight into the instance dict; the generated __init__
+        # pays an object.__setattr__ per field, more than placing 20 chunks costs (and locals()
+        # costs more than naming them).
+        vars(self).update(
+            order=order,
+            items=items,
+            relevance=relevance,
+            lengths=lengths,
+            scores=scores,
+            dropped=dropped,
+            dropped_by_top_k=dropped_by_top_k,
+            strategy=strategy,
+            profile=profile,
+            layout=layout,
+            weight_rule=weight_rule,
+            competition=competition,
+            repeated=repeated,
+            notes=notes,
+        )
 
     def _key(self) -> tuple[Any, ...]:
         return (
