@@ -10,7 +10,9 @@ them), and a :class:`~bookend.Placement` holds the result.
 from __future__ import annotations
 
 import operator
+import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Generic, NoReturn, TypeVar
 
 import numpy as np
@@ -26,7 +28,7 @@ from bookend.placement.result import Placement
 from bookend.placement.selection import select_chunks
 from bookend.placement.strategies import strategy_order
 from bookend.profiles.base import InfluenceProfile
-from bookend.profiles.io import ModelLike, resolve_profile
+from bookend.profiles.io import ModelLike, file_stamp, resolve_profile
 from bookend.relevance import relevance
 from bookend.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
 from bookend.tuned import ConfigLike, load_config
@@ -469,10 +471,37 @@ def reorder(
     Raises:
         ValueError: a bad item, score, setting or ``config``, in one line naming it.
     """
-    placer: Bookend[T]
     if config is None:
-        placer = Bookend(DEFAULT_MODEL if model is None else model, **settings)
-    else:
+        placer = _placer(DEFAULT_MODEL if model is None else model, settings)
+    else:  # a config file may change between calls: read it each time
         overrides = settings if model is None else {"model": model, **settings}
         placer = Bookend.from_config(config, **overrides)
     return placer.place(items, scores, lengths=lengths)
+
+
+def _placer(model: ModelLike, settings: dict[str, Any]) -> Bookend[Any]:
+    """``Bookend(model, **settings)``; while the same settings come back, the same placer (the
+    settings validated and the profile resolved once, not on every call).
+
+    The key holds every value with its type (``True`` equals ``1`` but is no count) and, for a
+    profile file, its real path and state (:func:`~bookend.profiles.io.file_stamp`), so a
+    rewritten file gives a new placer. Settings that do not hash, and a tokenizer named by a
+    string (a file read with no state kept here), build a placer per call.
+    """
+    if isinstance(settings.get("tokenizer"), str) or isinstance(settings.get("token_counter"), str):
+        return Bookend(model, **settings)
+    ref = os.fspath(model) if isinstance(model, os.PathLike) else model
+    stamp = file_stamp(ref)
+    where = os.path.realpath(ref) if isinstance(ref, str) and stamp is not None else None
+    key = (type(model), model, where, stamp, *((k, type(v), v) for k, v in settings.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return Bookend(model, **settings)
+    return _kept_placer(key)
+
+
+@lru_cache(maxsize=64)
+def _kept_placer(key: tuple[Any, ...]) -> Bookend[Any]:
+    """The placer of a :func:`_placer` key (model, file path and state, then the settings)."""
+    return Bookend(key[1], **{name: value for name, _, value in key[4:]})

@@ -52,11 +52,16 @@ def relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatA
     normalised /= span
     # Rounded to a fixed grid: scaling or shifting the scores moves the quotient by a few ulps,
     # which must not change any decision downstream. In place, the three steps of
-    # np.round(normalised, 12) without its wrappers (a third of this function's time at K = 20).
-    normalised *= 1e12
+    # np.round(normalised, 12) without its wrappers (a third of this function's time at K = 20),
+    # by a 0-d array: a Python number costs each ufunc a conversion longer than the arithmetic.
+    np.multiply(normalised, _GRID, out=normalised)
     np.rint(normalised, out=normalised)
-    normalised /= 1e12
+    np.divide(normalised, _GRID, out=normalised)
     return normalised
+
+
+#: The grid of :func:`relevance`: twelve decimal digits.
+_GRID = np.array(1e12)
 
 
 @lru_cache(maxsize=256)

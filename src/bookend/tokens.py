@@ -10,7 +10,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from bookend.arrays import FloatArray
+from bookend.arrays import FloatArray, IntArray
 
 __all__ = [
     "TokenCounter",
@@ -25,6 +25,8 @@ TokenCounter: TypeAlias = Callable[[str], int]
 
 # English BPE tokenizers (cl100k, Llama, Qwen) average about four characters per token.
 CHARS_PER_TOKEN = 4
+_CHARS_PER_TOKEN = np.array(float(CHARS_PER_TOKEN))
+_ONE_TOKEN = np.array(1.0)
 
 
 @runtime_checkable
@@ -50,12 +52,16 @@ def token_lengths(
         ValueError: an item, or what ``text`` returns for it, that is not a string.
     """
     texts = items if text is None else [text(item) for item in items]
-    # The default counter, vectorised: ceil(chars / 4), at least one token (strings only: the
-    # loop below names anything else; map(str.__instancecheck__) is isinstance at C speed).
-    if count is approx_token_count and all(map(str.__instancecheck__, texts)):
-        chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        lengths = chars / CHARS_PER_TOKEN
-        return np.maximum(np.ceil(lengths, out=lengths), 1.0, out=lengths)
+    if count is approx_token_count:
+        chars = _string_lengths(texts)
+        if chars is not None:
+            # The default counter, vectorised: ceil(chars / 4), at least one token, with 0-d
+            # array operands (a Python number costs a ufunc a conversion that takes longer than
+            # the arithmetic at the K of a retrieval call).
+            lengths: FloatArray = np.divide(chars, _CHARS_PER_TOKEN)
+            np.ceil(lengths, out=lengths)
+            np.maximum(lengths, _ONE_TOKEN, out=lengths)
+            return lengths
     counts = []
     for i, value in enumerate(texts):
         if not isinstance(value, str):
@@ -70,6 +76,19 @@ def token_lengths(
             )
         counts.append(count(value))
     return np.maximum(np.array(counts, dtype=np.float64), 1.0)
+
+
+def _string_lengths(texts: Sequence[Any]) -> IntArray | None:
+    """``len`` of every text when all are strings, else ``None`` (the caller's loop names the
+    first that is not)."""
+    # One pass at C speed: the filter drops what is not a string (str.__instancecheck__ is
+    # isinstance), and an iterator shorter than ``count`` makes fromiter raise.
+    try:
+        return np.fromiter(
+            map(len, filter(str.__instancecheck__, texts)), dtype=np.int64, count=len(texts)
+        )
+    except ValueError:
+        return None
 
 
 def make_token_counter(

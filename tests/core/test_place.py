@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bookend
-from bookend import Bookend, ModelSpec, reorder
+from bookend import Bookend, ModelSpec, TabulatedProfile, reorder
 from bookend.weighing import chunk_weights
 
 texts = st.lists(st.text(min_size=1, max_size=300), min_size=0, max_size=16)
@@ -272,3 +274,50 @@ def test_with_settings_keeps_how_items_are_read() -> None:
     placement = again.place(items, [0.1, 0.9, 0.5])
     assert placement.lengths.tolist() == [100.0, 1.0, 10.0]
     assert placement.order.index(0) < placement.order.index(2)  # source A keeps its order
+
+
+def test_reorder_reuses_a_placer_only_while_the_settings_and_profile_file_stay_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bookend import place
+
+    items, scores = list("abcd"), [0.9, 0.5, 0.4, 0.1]
+    assert reorder(items, scores, top_k=1).order == (0,)
+    with pytest.raises(ValueError, match="top_k=True"):  # equal to 1 as a key, but no count
+        reorder(items, scores, top_k=True)
+    fresh: Bookend[str] = Bookend(weight_rule="mass", suffix_tokens=0)
+    assert reorder(items, scores, weight_rule="mass", suffix_tokens=0) == fresh.place(items, scores)
+
+    # A profile file rewritten in place (same size, a later modification time) is read again.
+    monkeypatch.chdir(tmp_path)
+    front, back = (9.0, 1.0, 1.0, 1.0), (1.0, 1.0, 1.0, 9.0)
+    TabulatedProfile(weights=front, kind="slot").save("p.json")
+    assert reorder(items, scores, model="p.json").order[0] == 0
+    TabulatedProfile(weights=back, kind="slot").save("p.json")
+    later = os.stat("p.json").st_mtime_ns + 10**9
+    os.utime("p.json", ns=(later, later))
+    assert reorder(items, scores, model="p.json").order[-1] == 0
+    # The same relative path in another directory, same size and time: another file.
+    (tmp_path / "other").mkdir()
+    TabulatedProfile(weights=front, kind="slot").save("other/p.json")
+    os.utime("other/p.json", ns=(later, later))
+    monkeypatch.chdir(tmp_path / "other")
+    assert reorder(items, scores, model="p.json").order[0] == 0
+    # A name that becomes a file names the file from then on, as it does without the cache.
+    assert reorder(items, scores, model="llama-3.1-8b").order[0] == 0
+    TabulatedProfile(weights=back, kind="slot").save("llama-3.1-8b")
+    assert reorder(items, scores, model="llama-3.1-8b").order[-1] == 0
+
+    for top_k in range(1, 200):
+        reorder(items, scores, top_k=top_k)
+    info = place._kept_placer.cache_info()
+    assert info.maxsize is not None
+    assert info.currsize <= info.maxsize
+
+
+def test_a_placement_sets_every_field() -> None:
+    """``Placement.__init__`` names its fields one by one: a new field must be set there too."""
+    import dataclasses
+
+    placement = bookend.reorder(["a b c", "d e f", "a b c"], [0.2, 0.9, 0.5], suffix_tokens=0)
+    assert set(vars(placement)) >= {f.name for f in dataclasses.fields(bookend.Placement)}

@@ -115,12 +115,27 @@ class Placement(Generic[T]):
         lookalikes: tuple[tuple[int, ...], ...],
         notes: tuple[str, ...],
     ) -> None:
-        # Frozen: the fields (the parameters, every one) go once, straight into the instance
-        # dict; the generated __init__ pays an object.__setattr__ per field, more than placing 20
-        # chunks costs.
-        fields = locals()
-        del fields["self"]
-        vars(self).update(fields)
+        # Frozen: the fields go once, straight into the instance dict; the generated __init__
+        # pays an object.__setattr__ per field, more than placing 20 chunks costs (and locals()
+        # costs more than naming them).
+        vars(self).update(
+            order=order,
+            items=items,
+            relevance=relevance,
+            lengths=lengths,
+            scores=scores,
+            dropped=dropped,
+            dropped_by_top_k=dropped_by_top_k,
+            dropped_as_lookalikes=dropped_as_lookalikes,
+            strategy=strategy,
+            profile=profile,
+            layout=layout,
+            weight_rule=weight_rule,
+            competition=competition,
+            repeated=repeated,
+            lookalikes=lookalikes,
+            notes=notes,
+        )
 
     def _key(self) -> tuple[Any, ...]:
         return (
