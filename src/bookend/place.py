@@ -91,6 +91,11 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _falls(values: FloatArray) -> bool:
+    """Whether ``values`` never rise: an order that is a relevance order already."""
+    return bool((values[1:] <= values[:-1]).all())
+
+
 def _pick(items: list[T], indices: list[int]) -> list[T]:
     """``[items[i] for i in indices]``, at C speed for long lists."""
     if len(indices) < 2:
@@ -345,7 +350,7 @@ class Bookend(Generic[T]):
             self.config.strategy == "bookend"
             and self.config.lookalike_threshold is not None
             and not self.config.drop_lookalikes  # then none are left
-            and not np.array_equal(local, rank_order(relevance))
+            and not _falls(relevance[local])
         )
 
     def _lookalike_drops(
