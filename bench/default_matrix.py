@@ -14,14 +14,14 @@ Candidates are named by what they do, whatever a report called them:
 - ``view``: the theory's bookend view (``suffix_tokens=0``, report strategy ``bookend-view``);
 - ``langchain``, ``llamaindex``, ``haystack``: the frameworks' patterns;
 - ``random``: the mean of the seeded shuffles;
-- ``measured``: the model's own measured profile (``bookend-fitted`` where the report has it,
-  else ``bookend-hard-slots``);
-- ``default``: what bookend's default does for the model now: its measured profile
-  (``bookend.profiles.measured``), except on a set that holds look-alike chunks
-  (``bookend.lookalikes``, the default threshold), which it places in relevance order: report
-  strategy ``bookend-default`` (``bookend eval --profile default=<model id>``); for a report
-  made before it existed, read off each item's ``measured`` or ``relevance`` result (no model
-  call; the items are rebuilt from their suite to find the look-alikes).
+- ``fitted``: the model's fitted, token-aware profile from ``bookend calibrate`` on plain
+  lookups (``bookend-fitted``; SmolLM2 only);
+- ``slots``: the model's slot table measured on the hard items' calibration split
+  (``bookend-hard-slots``);
+- ``default``: what bookend's default does for the cell's model: the shipped measured profile of
+  a model listed by ``bookend.measured_models()`` (SmolLM2: its hard-item slot table, report
+  strategy ``bookend-hard-slots``), the theory's order for any other (``relevance``); report
+  strategy ``bookend-default`` where a run has it (``bookend eval --profile default=<model id>``).
 
 Usage::
 
@@ -42,12 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from bookend.lab.items.hard import hard_items
-from bookend.lab.items.item import Item
-from bookend.lab.items.nq import nq_items
-from bookend.lab.items.records import records_items
+import bookend
 from bookend.lab.stats import paired_difference
-from bookend.lookalikes import lookalike_groups
 
 #: Candidate -> report strategy names, the first present in a report is used.
 CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -58,33 +54,21 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "llamaindex": ("llamaindex",),
     "haystack": ("haystack",),
     "random": ("random",),
-    "measured": ("bookend-fitted", "bookend-hard-slots"),
-    "default": ("bookend-default",),  # derived in per_item where a report lacks it
+    "fitted": ("bookend-fitted",),
+    "slots": ("bookend-hard-slots",),
+    "default": ("bookend-default",),  # else read off by default_strategy
 }
 
 
-def suite_items(report: Mapping[str, Any]) -> dict[str, Item]:
-    """The report's items rebuilt from their suite (ids ``nq:``, ``records:``, or hard items)."""
-    rows = report["items"]
-    n, k, first = len(rows), int(rows[0]["k"]), str(rows[0]["id"])
-    if first.startswith("nq:"):
-        items = nq_items(n, k, split="evaluation")
-    elif first.startswith("records:"):
-        items = records_items(n, k, split="evaluation")
-    else:
-        s = report["settings"]
-        items = hard_items(n, k, seed=s["seed"], split=s["split"], families=s["families"])
-    return {item.item_id: item for item in items}
+#: A report's weights file -> the preset its model is (the cells measured two models).
+MODEL_PRESETS = {"smollm2": "smollm2-135m", "gemma-3-270m": "gemma-3-270m"}
 
 
-def has_lookalikes(report: Mapping[str, Any]) -> np.ndarray:
-    """Per item: whether its documents hold look-alikes (two or more in one group)."""
-    items = suite_items(report)
-    flags = []
-    for row in report["items"]:
-        groups = lookalike_groups(list(items[row["id"]].documents))
-        flags.append(len(set(groups)) < len(groups))
-    return np.asarray(flags)
+def default_strategy(report: Mapping[str, Any]) -> str:
+    """The report strategy that is bookend's default for the report's model."""
+    weights = str(report["model"]).lower()
+    preset = next((p for name, p in MODEL_PRESETS.items() if name in weights), None)
+    return "bookend-hard-slots" if preset in bookend.measured_models() else "bookend-theory"
 
 
 def per_item(report: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
@@ -95,8 +79,9 @@ def per_item(report: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
         name = next((n for n in names if all(n in it["results"] for it in items)), None)
         if name is not None:
             out[candidate] = np.asarray([it["results"][name][metric] for it in items])
-    if "default" not in out and "measured" in out:
-        out["default"] = np.where(has_lookalikes(report), out["relevance"], out["measured"])
+    if "default" not in out:
+        name = default_strategy(report)
+        out["default"] = np.asarray([it["results"][name][metric] for it in items])
     return out
 
 

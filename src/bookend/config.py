@@ -16,14 +16,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, ClassVar
 
-from pydantic import (
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from bookend.errors import OneLineModel, no_bool, one_line
 from bookend.inputs import MAX_TOKENS
@@ -99,16 +92,13 @@ class PlacementConfig(OneLineModel):
         "expected share drawn from the right chunk, which keeps plausible runners-up "
         "(near-duplicates, distractors) out of the heavy slots; see bookend.placement.competing.",
     )
-    lookalike_threshold: Annotated[float | None, BeforeValidator(no_bool)] = Field(
+    lookalike_threshold: Annotated[float, BeforeValidator(no_bool)] = Field(
         default=DEFAULT_LOOKALIKE_THRESHOLD,
         gt=0,
         le=1,
         allow_inf_nan=False,
-        description="Look-alikes: two chunks whose word-shingle Jaccard similarity reaches this "
-        "are look-alikes (bookend.lookalikes). With the 'bookend' strategy, a set that holds "
-        "look-alikes is placed in relevance order, so every chunk is read before the less "
-        "relevant chunks that resemble it: a look-alike read first costs the model the answer "
-        "(the precedence effect measured in bench/RESULTS.md). None never checks.",
+        description="The word-shingle Jaccard similarity at which two chunks are look-alikes "
+        "(bookend.lookalikes), for drop_lookalikes.",
     )
     drop_lookalikes: bool = Field(
         default=False,
@@ -176,14 +166,6 @@ class PlacementConfig(OneLineModel):
     @classmethod
     def _reference(cls, value: Any) -> ProfileRef:
         return profile_ref(value)
-
-    @model_validator(mode="after")
-    def _lookalikes_checked(self) -> PlacementConfig:
-        if self.drop_lookalikes and self.lookalike_threshold is None:
-            raise ValueError(
-                "drop_lookalikes=True needs a lookalike_threshold, got lookalike_threshold=None"
-            )
-        return self
 
     @property
     def layout(self) -> Layout:

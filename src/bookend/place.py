@@ -91,11 +91,6 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _falls(values: FloatArray) -> bool:
-    """Whether ``values`` never rise: an order that is a relevance order already."""
-    return bool((values[1:] <= values[:-1]).all())
-
-
 def _pick(items: list[T], indices: list[int]) -> list[T]:
     """``[items[i] for i in indices]``, at C speed for long lists."""
     if len(indices) < 2:
@@ -297,7 +292,7 @@ class Bookend(Generic[T]):
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
         notes: list[str] = []
-        duplicates = self._lookalike_drops(items, rel, notes) if config.drop_lookalikes else ()
+        duplicates = self._lookalike_drops(items, rel) if config.drop_lookalikes else ()
         kept, repeat_fits, cut_by_top_k = select_chunks(
             rel,
             lens,
@@ -312,11 +307,6 @@ class Bookend(Generic[T]):
             notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
         rel_kept, lens_kept = (rel, lens) if kept is None else (rel[kept], lens[kept])
         local, repeated = self._arrange(rel_kept, lens_kept, groups, repeat_fits, notes)
-        lookalikes: tuple[tuple[int, ...], ...] = ()
-        if not repeated and self._may_reorder_lookalikes(local, rel_kept):
-            lookalikes = self._lookalikes(items, chosen, notes)
-            if lookalikes:
-                local = rank_order(rel_kept)
         if kept is None:
             prompt = local.tolist()
             dropped: tuple[int, ...] = ()
@@ -338,46 +328,28 @@ class Bookend(Generic[T]):
             weight_rule=config.weight_rule,
             competition=config.competition,
             repeated=repeated,
-            lookalikes=lookalikes,
             notes=tuple(notes),
         )
 
-    def _may_reorder_lookalikes(self, local: IntArray, relevance: FloatArray) -> bool:
-        """Whether look-alikes could change this order: the profile's order (``bookend``
-        strategy) differs from the relevance order and the check is on. Only then are the texts
-        compared, so a placement that is already in relevance order pays nothing."""
-        return (
-            self.config.strategy == "bookend"
-            and self.config.lookalike_threshold is not None
-            and not self.config.drop_lookalikes  # then none are left
-            and not _falls(relevance[local])
-        )
-
-    def _lookalike_drops(
-        self, items: list[T], relevance: FloatArray, notes: list[str]
-    ) -> tuple[int, ...]:
+    def _lookalike_drops(self, items: list[T], relevance: FloatArray) -> tuple[int, ...]:
         """Every item that is a look-alike of a more relevant one (ties: the earlier stays)."""
+        values = items if self._text is None else [self._text(item) for item in items]
+        texts = [v for v in values if isinstance(v, str)]
+        if len(texts) < len(values):
+            i = next(i for i, v in enumerate(values) if not isinstance(v, str))
+            raise ValueError(
+                f"drop_lookalikes=True compares texts: items[{i}] of type "
+                f"{type(items[i]).__name__} has none (pass text=)"
+            )
+        members: dict[int, list[int]] = {}
+        threshold = self.config.lookalike_threshold
+        for i, label in enumerate(lookalike_groups(texts, threshold=threshold)):
+            members.setdefault(label, []).append(i)
         drops: list[int] = []
-        for group in self._lookalikes(items, range(len(items)), notes):
+        for group in members.values():
             keep = max(group, key=lambda i: (relevance[i], -i))
             drops.extend(i for i in group if i != keep)
         return tuple(sorted(drops))
-
-    def _lookalikes(
-        self, items: list[T], chosen: Sequence[int], notes: list[str]
-    ) -> tuple[tuple[int, ...], ...]:
-        """The look-alike groups (input indices, two or more each) among the chosen items."""
-        values = [items[i] if self._text is None else self._text(items[i]) for i in chosen]
-        texts = [v for v in values if isinstance(v, str)]
-        if len(texts) < len(values):
-            notes.append("look-alikes: not checked, the items have no text (pass text=)")
-            return ()
-        threshold = self.config.lookalike_threshold
-        assert threshold is not None  # _may_reorder_lookalikes checked it
-        members: dict[int, list[int]] = {}
-        for position, label in enumerate(lookalike_groups(texts, threshold=threshold)):
-            members.setdefault(label, []).append(chosen[position])
-        return tuple(tuple(group) for group in members.values() if len(group) > 1)
 
     def _lengths(self, items: list[T], lengths: Sequence[float] | None) -> FloatArray:
         if lengths is not None:

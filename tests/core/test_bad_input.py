@@ -76,9 +76,9 @@ API_CASES: list[tuple[str, Callable[[], Any], str]] = [
         "lookalike_threshold=0",
     ),
     (
-        "drop_lookalikes without a threshold",
-        lambda: bookend.reorder(ITEMS, drop_lookalikes=True, lookalike_threshold=None),
-        "drop_lookalikes=True needs a lookalike_threshold",
+        "lookalike_threshold None",
+        lambda: bookend.reorder(ITEMS, lookalike_threshold=None),
+        "lookalike_threshold=None",
     ),
     (
         "lookalike_threshold a bool",

@@ -1,5 +1,5 @@
-"""Look-alike detection (the sparse Jaccard matrix against brute force, the groups) and what
-placement does with look-alikes."""
+"""Look-alike detection (the sparse Jaccard matrix against brute force, the groups) and the
+option that drops them."""
 
 from __future__ import annotations
 
@@ -80,39 +80,8 @@ def test_bad_arguments(call: object, error: type[Exception], needle: str) -> Non
         call()  # type: ignore[operator]
 
 
-# Placement: a set with look-alikes is placed in relevance order (the bookend strategy only).
-VIEW = {"model": "smollm2-135m", "suffix_tokens": 0}  # a measured U: the top chunk goes last
+# Placement: drop_lookalikes keeps the most relevant chunk of each look-alike group.
 DISTINCT = [f"topic{i} " + " ".join(f"w{i}x{j}" for j in range(30)) for i in range(6)]
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    scores=st.lists(st.floats(0, 1), min_size=6, max_size=6, unique=True),
-    twin=st.integers(1, 5),
-)
-def test_a_set_with_lookalikes_is_placed_in_relevance_order(scores: list[float], twin: int) -> None:
-    texts = [*DISTINCT]
-    texts[twin] = texts[0]  # an exact duplicate is a look-alike at any threshold
-    placement = bookend.reorder(texts, scores, **VIEW)
-    assert list(placement.order) == sorted(range(6), key=lambda i: -placement.relevance[i])
-    assert placement.lookalikes == ((0, twin),)
-    assert f"look-alike chunks [0, {twin}] put the order in relevance order" in placement.explain()
-    unchecked = bookend.reorder(texts, scores, lookalike_threshold=None, **VIEW)
-    distinct = bookend.reorder(DISTINCT, scores, **VIEW)
-    assert unchecked.lookalikes == distinct.lookalikes == ()
-    assert unchecked.order == distinct.order  # without look-alikes the profile decides
-
-
-def test_the_check_runs_only_where_it_could_change_the_order() -> None:
-    twins = ["same words in both"] * 2 + DISTINCT[:3]
-    fixed = bookend.reorder(twins, [5, 4, 3, 2, 1], strategy="alternate", **VIEW)
-    assert fixed.lookalikes == ()
-    assert fixed.order == (0, 2, 4, 3, 1)
-    ranked = bookend.reorder(twins, [5, 4, 3, 2, 1])  # the theory default: relevance already
-    assert ranked.lookalikes == ()
-    assert ranked.order == (0, 1, 2, 3, 4)
-    numbers = bookend.reorder(list(range(5)), [5, 4, 3, 2, 1], lengths=[9] * 5, **VIEW)
-    assert "look-alikes: not checked, the items have no text (pass text=)" in numbers.notes
 
 
 @settings(max_examples=60, deadline=None)
@@ -137,3 +106,8 @@ def test_drop_lookalikes_keeps_the_most_relevant_of_each_group(
         keep = survivors[texts[i]]
         rel = placement.relevance
         assert (rel[keep], -keep) > (rel[i], -i)  # the most relevant, the earlier on ties
+
+
+def test_drop_lookalikes_needs_texts() -> None:
+    with pytest.raises(ValueError, match=r"drop_lookalikes=True compares texts: items\[0\]"):
+        bookend.reorder([1, 2], [0.5, 0.4], lengths=[3, 3], drop_lookalikes=True)

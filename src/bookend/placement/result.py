@@ -70,8 +70,6 @@ class Placement(Generic[T]):
             irrelevant chunk under which the expected answer share was maximised
             (:mod:`bookend.placement.competing`).
         repeated: whether the top chunk was repeated at both ends (``repeat_top``).
-        lookalikes: the look-alike groups (input indices) that put the order in relevance order
-            (``lookalike_threshold``); empty when none did.
         notes: why a requested option did not apply (for example no room for a repeat).
 
     Two placements are equal when they hold the same order, items, arrays and settings; the hash
@@ -92,7 +90,6 @@ class Placement(Generic[T]):
     weight_rule: WeightRule
     competition: float | None
     repeated: bool
-    lookalikes: tuple[tuple[int, ...], ...]
     notes: tuple[str, ...]
 
     def __init__(
@@ -112,7 +109,6 @@ class Placement(Generic[T]):
         weight_rule: WeightRule,
         competition: float | None,
         repeated: bool,
-        lookalikes: tuple[tuple[int, ...], ...],
         notes: tuple[str, ...],
     ) -> None:
         # Frozen: the fields go once, straight into the instance dict; the generated __init__
@@ -133,7 +129,6 @@ class Placement(Generic[T]):
             weight_rule=weight_rule,
             competition=competition,
             repeated=repeated,
-            lookalikes=lookalikes,
             notes=notes,
         )
 
@@ -149,7 +144,6 @@ class Placement(Generic[T]):
             self.weight_rule,
             self.competition,
             self.repeated,
-            self.lookalikes,
             self.notes,
             self.relevance.tobytes(),
             self.lengths.tobytes(),
@@ -260,7 +254,6 @@ class Placement(Generic[T]):
             "dropped": list(self.dropped),
             "dropped_by_top_k": list(self.dropped_by_top_k),
             "dropped_as_lookalikes": list(self.dropped_as_lookalikes),
-            "lookalikes": [list(group) for group in self.lookalikes],
             "strategy": self.strategy,
             "profile": self.profile.name,
             "layout": self.layout.to_dict(),
@@ -357,12 +350,6 @@ class Placement(Generic[T]):
         text = f"{kind} {self.profile.name}, {view}: {_shape(self.weights)}"
         if self.strategy != "bookend":
             text += f"; the {self.strategy} strategy fixes the pattern"
-        if self.lookalikes:
-            groups = ", ".join(str(list(g)) for g in self.lookalikes)
-            text += (
-                f"; look-alike chunks {groups} put the order in relevance order, so each is read "
-                "before the less relevant chunks that resemble it"
-            )
         kept = tuple(sorted(set(self.order)))
         if self.order == kept and len(kept) > 1:
             if self.scores is None:

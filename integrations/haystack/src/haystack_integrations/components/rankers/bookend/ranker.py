@@ -90,8 +90,7 @@ class BookendRanker:
         competition: ``None`` (relevance times weight) or the pull of an irrelevant document:
             documents then compete for the answer (``bookend.placement``).
         lookalike_threshold: word-shingle Jaccard similarity at which two documents are
-            look-alikes; a set holding look-alikes is placed in relevance order (``None`` never
-            checks; ``bookend.PlacementConfig``).
+            look-alikes, for ``drop_lookalikes``.
         drop_lookalikes: drop every document that is a look-alike of a more relevant one
             before ``top_k`` and the budget apply.
         distance: scores are distances (lower is better).
@@ -124,7 +123,7 @@ class BookendRanker:
         strategy: StrategyName = "bookend",
         weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
         competition: float | None = None,
-        lookalike_threshold: float | None = DEFAULT_LOOKALIKE_THRESHOLD,
+        lookalike_threshold: float = DEFAULT_LOOKALIKE_THRESHOLD,
         drop_lookalikes: bool = False,
         distance: bool = False,
         repeat_top: bool = False,
