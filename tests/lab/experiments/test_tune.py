@@ -407,7 +407,6 @@ def test_the_outcome_span_is_the_gold_documents_tokens_inside_the_documents_bloc
         "x",
         candidates=("x", "y"),
         gold=0,
-        family="file",
     )
     values = {"gold_logprob": -1.5, "candidate_prob": 0.6, "accuracy": 1.0}
     outcome = slot_outcome(item, (2, 0, 1), 1, values, lambda text: len(text.split()), NO_FILLER)
