@@ -34,6 +34,7 @@ from typing import Any
 
 import bookend
 from bookend.lab.experiments.measured_slots import ProfileFit, SlotMeasurement
+from bookend.lab.fitting.profile import Target
 
 __all__ = [
     "DEFAULT",
@@ -142,7 +143,7 @@ class Candidates:
     fixed: dict[str, bookend.PlacementConfig]
     measured: Mapping[str, CrossFitted] = field(default_factory=dict)
     fits: Mapping[str, ProfileFit] = field(default_factory=dict)
-    fit_target: str | None = None
+    fit_target: Target | None = None
 
     @classmethod
     def build(cls, theory: bookend.ModelLike, k: int, measurement: SlotMeasurement) -> Candidates:
