@@ -23,14 +23,30 @@ import pytest
 
 import bookend
 from bookend.cli import main
-from bookend.lab.experiments.candidates import fixed_candidates, langchain_table
+from bookend.lab.experiments.budget import Budget
+from bookend.lab.experiments.calibrate import measure_outcomes
+from bookend.lab.experiments.candidates import (
+    FITTED,
+    Candidates,
+    fixed_candidates,
+    langchain_table,
+)
 from bookend.lab.experiments.folds import Folds
-from bookend.lab.experiments.measured_slots import SlotMeasurement, slot_blocks
+from bookend.lab.experiments.judging import Judging
+from bookend.lab.experiments.measured_slots import (
+    NO_FILLER,
+    SlotMeasurement,
+    measure_slots,
+    slot_blocks,
+)
 from bookend.lab.experiments.trials import Ranked
 from bookend.lab.experiments.tune import tune
+from bookend.lab.fitting.outcomes import SlotOutcome, slot_outcome
 from bookend.lab.frameworks import haystack_order, langchain_order, llama_index_order
 from bookend.lab.items.item import Item, items_sha256, load_jsonl
+from bookend.lab.metrics import metric_names
 from bookend.lab.models import CallCache, Continuations
+from bookend.lab.report.tuning import tuned_config
 from bookend.lab.strategies import bookend_strategy
 
 
@@ -144,17 +160,32 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     # Every candidate was judged on every item (no elimination before 20 items), the
     # cross-fitted slot table among them.
     assert set(report["candidates"]) == {
-        "default", "relevance", "reversed", "view", "alternate", "langchain", "measured-slots"
+        "default", "relevance", "reversed", "view", "alternate", "langchain", "measured-slots",
+        "fitted",
     }  # fmt: skip
     for row in report["items"]:
         assert set(report["candidates"]) | {"random", "random#0", "random#1"} == set(row["results"])
     measured = report["measurement"]
     assert measured["scored_pairs"] == measured["planned_pairs"] == 12 * 2  # 2 of 4 slots each
     assert measured["tables"]["fold 0 held out"]["items_per_slot"] == 3
+    # The fitted profile comes from the same 24 pairs: each fold's from the other fold's 12.
+    fits = measured["fits"]
+    assert fits["target"] == "candidate_prob"
+    assert [fits[p]["n_outcomes"] for p in ("pooled", "fold 0 held out", "fold 1 held out")] == [
+        24,
+        12,
+        12,
+    ]
+    fitted = report["candidates"]["fitted"]["config"]
+    assert fitted["pooled"]["model"] == fits["pooled"]["profile"]
+    assert [c["model"] for c in fitted["per_fold"]] == [
+        fits["fold 0 held out"]["profile"],
+        fits["fold 1 held out"]["profile"],
+    ]
     # The guard: the decision follows from its Bonferroni-corrected interval.
     decision = report["decision"]
     guard = decision["guard"]
-    assert guard["level"] == pytest.approx(1 - 0.05 / 6)
+    assert guard["level"] == pytest.approx(1 - 0.05 / 7)  # seven rivals of the default
     assert decision["switched"] == (guard["ci_low"] > 0)
     assert result.decision.chosen == decision["chosen"]
     if not decision["switched"]:
@@ -183,6 +214,15 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     text = (out / "report.md").read_text(encoding="utf-8")
     assert text.startswith("## bookend tune:")
     assert decision["reason"] in text
+    assert "### Fitted profile" in text
+    assert "Target `candidate_prob`, 24 outcomes. Pooled: primacy " in text
+    # A run that chooses `fitted` writes a tuned.json that loads and places everywhere.
+    fitted_config = bookend.PlacementConfig.model_validate(fitted["pooled"])
+    placed = bookend.Bookend.from_config(fitted_config).place(["a", "b c"], [0.1, 0.9])
+    assert isinstance(placed.profile, bookend.FittedProfile)
+    fitted_path = work / "fitted.json"
+    fitted_path.write_text(json.dumps(tuned_config(fitted_config, report)), encoding="utf-8")
+    _placed_everywhere_by_config(fitted_path, fitted_config, p, work)
 
 
 def test_items_hash_changes_with_any_field() -> None:
@@ -357,6 +397,131 @@ def test_a_table_of_log_probabilities_weighs_slots_by_their_geometric_mean() -> 
     table = SlotMeasurement(3, "gold_logprob", folds, pairs, len(pairs), 0).table()
     assert table is not None
     assert table.weights == pytest.approx((1.0, math.exp(-1), math.exp(-2)))
+
+
+def test_the_outcome_span_is_the_gold_documents_tokens_inside_the_documents_block() -> None:
+    item = Item(
+        "tiny",
+        "q?",
+        ("alpha beta", "gamma", "delta epsilon zeta"),
+        "x",
+        candidates=("x", "y"),
+        gold=0,
+    )
+    values = {"gold_logprob": -1.5, "candidate_prob": 0.6, "accuracy": 1.0}
+    outcome = slot_outcome(item, (2, 0, 1), 1, values, lambda text: len(text.split()), NO_FILLER)
+    # By hand, one token a word: the instruction is 7 words, "Document 1: delta epsilon zeta"
+    # 5, "Document 2: alpha beta" (the gold document) 4, "Document 3: gamma" 3, and
+    # "Question: q? Answer:" 3.
+    assert outcome == SlotOutcome(
+        item_id="tiny",
+        family="file",
+        n_docs=3,
+        slot=1,
+        gold_start=5,
+        gold_end=9,
+        n_tokens=12,
+        prompt_tokens=22,
+        correct=True,
+        candidate_prob=0.6,
+        logprob=-1.5,
+        filler=(0, 0),
+    )
+
+
+def _judging(items: Sequence[Item], scorer: Any, folds: int = 2) -> Judging:
+    budget = Budget(scorer, None, None, 0.0)
+    ranked = Ranked.of(items, ["file"])
+    folded = Folds.of_items(items, folds)
+    return Judging(scorer, items, ranked, folded, metric_names(items), budget, 0, False)
+
+
+def test_the_measurement_keeps_the_outcomes_calibrate_records(tmp_path: Path) -> None:
+    items = load_jsonl(_write_items(tmp_path / "items.jsonl", 8, 4))
+    scorer = _Planted(2.0)
+    measurement = measure_slots(_judging(items, scorer), k=4, share=1.0)
+    assert len(measurement.outcomes) == len(measurement.pairs) == 16
+    # The documents' scores fall with their index, so the retrieval order is the file's order
+    # and the measurement's prompts are calibrate's: the same outcome, span and score.
+    for (index, outcome), (item, slot, value) in zip(
+        measurement.outcomes, measurement.pairs, strict=True
+    ):
+        assert (index, outcome.slot, outcome.candidate_prob) == (item, slot, value)
+        assert outcome == measure_outcomes(scorer, [items[index]], NO_FILLER)[slot]
+
+
+def _outcomes(items: Sequence[Item], folds: Folds, best: Sequence[int]) -> list[SlotOutcome]:
+    """Every item of 4 documents of 10 tokens in every slot; fold ``f``'s items answer best in
+    slot ``best[f]``, with noise fixed by the item and slot."""
+    return [
+        SlotOutcome(
+            item_id=item.item_id,
+            family="file",
+            n_docs=4,
+            slot=s,
+            gold_start=10 * s,
+            gold_end=10 * s + 10,
+            n_tokens=40,
+            prompt_tokens=60,
+            correct=s == best[folds.of[i]],
+            candidate_prob=(0.8 if s == best[folds.of[i]] else 0.3)
+            + random.Random(f"{i}:{s}").uniform(-0.1, 0.1),
+            logprob=-1.0,
+            filler=NO_FILLER,
+        )
+        for i, item in enumerate(items)
+        for s in range(4)
+    ]
+
+
+def _measurement(items: Sequence[Item], folds: Folds, outcomes: Sequence[SlotOutcome]) -> Any:
+    index = {item.item_id: i for i, item in enumerate(items)}
+    pairs = tuple((index[o.item_id], o.slot, o.candidate_prob) for o in outcomes)
+    with_index = tuple((index[o.item_id], o) for o in outcomes)
+    return SlotMeasurement(4, "candidate_prob", folds, pairs, len(pairs), 0, with_index)
+
+
+def test_the_fit_judged_on_a_fold_never_sees_its_outcomes() -> None:
+    items = _items(12, 4)
+    folds = Folds.of_items(items, 2)
+    planted = _measurement(items, folds, _outcomes(items, folds, [0, 3]))
+    # Fold 0's outcomes altered (its items now read slot 1 best): the profile judged on fold 0
+    # stays the same; the one judged on fold 1 and the pooled one change.
+    altered = _measurement(items, folds, _outcomes(items, folds, [1, 3]))
+    before, after = planted.fits(), altered.fits()
+    assert after["fold 0 held out"].profile == before["fold 0 held out"].profile is not None
+    assert after["fold 1 held out"].profile != before["fold 1 held out"].profile
+    assert after["pooled"].profile != before["pooled"].profile
+    assert before["fold 0 held out"].n_outcomes == 24
+    # The candidate judged on each fold is that fold's fit; choosing it writes the pooled one.
+    candidates = Candidates.build("smollm2-135m", 4, planted)
+    assert FITTED in candidates.names
+    assert list(candidates.measured[FITTED].per_fold) == [
+        bookend.PlacementConfig(model=before[f"fold {f} held out"].profile) for f in (0, 1)
+    ]
+    assert candidates.written(FITTED) == bookend.PlacementConfig(model=before["pooled"].profile)
+    # Fold 0 is judged with the fit of fold 1's items, which read the last slot best.
+    fold_0 = bookend_strategy(candidates.of_fold(0)[FITTED])
+    assert fold_0([0.9, 0.5, 0.3, 0.1], [10.0] * 4)[-1] == 0
+
+
+def test_a_fit_with_too_few_outcomes_leaves_the_candidate_out_with_the_reason() -> None:
+    items = _items(4, 4)
+    folds = Folds.of_items(items, 2)
+    measurement = _measurement(items, folds, _outcomes(items, folds, [0, 3]))
+    candidates = Candidates.build("smollm2-135m", 4, measurement)
+    assert FITTED not in candidates.names
+    assert "measured-slots" in candidates.names
+    fits = candidates.fits_to_json()
+    assert fits["pooled"]["n_outcomes"] == 16
+    assert fits["fold 0 held out"] == {
+        "n_outcomes": 8,
+        "left_out": "8 outcomes, fewer than the 10 that 5 parameters need",
+    }
+    # Without candidates and with log-probabilities measured, nothing is fitted at all.
+    bare = SlotMeasurement(4, "gold_logprob", folds, measurement.pairs, 16, 0)
+    assert bare.fit_target() is None
+    assert bare.fit().reason == "no measured item has candidates to fit an outcome to"
 
 
 @pytest.mark.parametrize("k", range(2, 13))

@@ -4,8 +4,8 @@ Every item of a suite (default the plain ``lookup`` items) is rendered with its 
 each slot ``s = 0..K-1`` in turn, for every K in ``docs`` and every filler range in ``filler`` (a
 *cell*), and each candidate answer is scored after the prompt (:func:`measure_outcomes`). Each
 (item, slot) becomes a :class:`~bookend.lab.fitting.outcomes.SlotOutcome` with the gold
-document's token span inside the documents block. A token offset is the token count of the
-prompt's text before that character, so a boundary token shared by two spans may be off by one.
+document's token span inside the documents block
+(:func:`~bookend.lab.fitting.outcomes.slot_outcome`).
 
 Then, on the cells not held back: the slot table of the largest K
 (:func:`~bookend.lab.fitting.slots.slot_profile`), the fitted profile
@@ -24,7 +24,7 @@ from typing import Any
 
 import bookend
 from bookend.lab.fitting.holdout import heldback_report, heldback_summary
-from bookend.lab.fitting.outcomes import SlotOutcome, outcomes_from_json
+from bookend.lab.fitting.outcomes import SlotOutcome, outcomes_from_json, slot_outcome
 from bookend.lab.fitting.profile import OutcomeFit, Target, fit_outcomes
 from bookend.lab.fitting.slots import slot_profile, summarise
 from bookend.lab.items.item import Item
@@ -160,29 +160,10 @@ def measure_outcomes(
         if item.candidates is None or item.gold is None:
             raise ValueError(f"item {item.item_id!r} needs candidates and a gold document")
         for slot in range(len(item.documents)):
-            prompt, spans = item.rendered(item.order_with_gold_at(slot))
-            scored = scorer.score(prompt, item.continuations)
+            order = item.order_with_gold_at(slot)
+            scored = scorer.score(item.prompt(order), item.continuations)
             values = item_metrics(scored, item.answer_index, candidates=True)
-            block, start, end, stop = (
-                scorer.token_length(prompt[:c])
-                for c in (spans[0][0], spans[slot][0], spans[slot][1], spans[-1][1])
-            )
-            out.append(
-                SlotOutcome(
-                    item_id=item.item_id,
-                    family=item.family,
-                    n_docs=len(item.documents),
-                    slot=slot,
-                    gold_start=start - block,
-                    gold_end=end - block,
-                    n_tokens=stop - block,
-                    prompt_tokens=scorer.token_length(prompt),
-                    correct=values["accuracy"] == 1.0,
-                    candidate_prob=values["candidate_prob"],
-                    logprob=values["gold_logprob"],
-                    filler=filler,
-                )
-            )
+            out.append(slot_outcome(item, order, slot, values, scorer.token_length, filler))
             if step is not None:
                 step(1)
     return out

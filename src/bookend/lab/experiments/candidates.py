@@ -15,25 +15,34 @@ With ``theory`` the model's theory spec and ``K`` the run's number of documents:
   retriever's scores are given (it sorts by them, then alternates the same way);
 - ``measured-slots``: a slot table measured on the user's items, cross-fitted
   (:mod:`~bookend.lab.experiments.measured_slots`): one table per fold, measured on the other
-  folds' items.
+  folds' items;
+- ``fitted``: the parametric profile (primacy, a recency window in tokens, a floor:
+  :class:`~bookend.FittedProfile`) fitted to the same measurement's outcomes, cross-fitted the
+  same way (:meth:`~bookend.lab.experiments.measured_slots.SlotMeasurement.fit`), placed with the
+  default settings otherwise, as the shipped measured profiles are.
 
-A fitted parametric profile (primacy, a recency window, a floor) is not a candidate yet.
+The two measured candidates are *cross-fitted*: one config per fold, and the pooled one (measured
+on every fold) is what choosing them writes. One is left out when its pooled config or any fold's
+could not be measured, since the race pairs every candidate with the default on the same items.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import bookend
-from bookend.lab.experiments.measured_slots import SlotMeasurement
+from bookend.lab.experiments.measured_slots import ProfileFit, SlotMeasurement
+from bookend.lab.fitting.profile import Target
 
 __all__ = [
     "DEFAULT",
+    "FITTED",
     "FRAMEWORK_PATTERNS",
     "MEASURED",
     "Candidates",
+    "CrossFitted",
     "fixed_candidates",
     "langchain_slots",
     "langchain_table",
@@ -41,6 +50,7 @@ __all__ = [
 
 DEFAULT = "default"
 MEASURED = "measured-slots"
+FITTED = "fitted"
 #: The candidates that are a framework's fixed pattern.
 FRAMEWORK_PATTERNS = ("alternate", "langchain")
 
@@ -89,54 +99,88 @@ def fixed_candidates(theory: bookend.ModelLike, k: int) -> dict[str, bookend.Pla
 
 
 @dataclass(frozen=True)
+class CrossFitted:
+    """A candidate measured on the user's items: the config judged on each fold (measured on
+    the others) and the pooled one (measured on every fold), which choosing it writes."""
+
+    per_fold: tuple[bookend.PlacementConfig, ...]
+    pooled: bookend.PlacementConfig
+
+    @classmethod
+    def of(
+        cls, pooled: bookend.ModelLike | None, per_fold: Sequence[bookend.ModelLike | None]
+    ) -> CrossFitted | None:
+        """The candidate placing with these profiles (default settings otherwise), or ``None``
+        when any is missing."""
+        if pooled is None or any(p is None for p in per_fold):
+            return None
+        return cls(
+            tuple(bookend.PlacementConfig(model=p) for p in per_fold if p is not None),
+            bookend.PlacementConfig(model=pooled),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"per_fold": [...], "pooled": ...}``, each a config as JSON."""
+        return {
+            "per_fold": [c.model_dump(mode="json") for c in self.per_fold],
+            "pooled": self.pooled.model_dump(mode="json"),
+        }
+
+
+@dataclass(frozen=True)
 class Candidates:
     """The candidates of a run.
 
     Attributes:
         fixed: the candidates with one config on every fold.
-        measured: the ``measured-slots`` config judged on each fold (measured on the others), or
-            empty when there was too little to measure.
-        pooled: the ``measured-slots`` config measured on every fold's items: what a run that
-            chooses it writes.
+        measured: the cross-fitted candidates that could be measured (``measured-slots``,
+            ``fitted``), by name.
+        fits: the fitted profiles behind ``fitted``, by part (``"pooled"``, ``"fold f held
+            out"``), each with its reason when there is none.
+        fit_target: what the fits scored, or ``None`` when nothing could be fitted.
     """
 
     fixed: dict[str, bookend.PlacementConfig]
-    measured: Sequence[bookend.PlacementConfig] = ()
-    pooled: bookend.PlacementConfig | None = None
+    measured: Mapping[str, CrossFitted] = field(default_factory=dict)
+    fits: Mapping[str, ProfileFit] = field(default_factory=dict)
+    fit_target: Target | None = None
 
     @classmethod
     def build(cls, theory: bookend.ModelLike, k: int, measurement: SlotMeasurement) -> Candidates:
-        """The candidates of a run: :func:`fixed_candidates`, and ``measured-slots`` when every
-        fold's table and the pooled one could be measured."""
-        fixed = fixed_candidates(theory, k)
-        tables = [measurement.table(fold) for fold in range(measurement.folds.count)]
-        pooled = measurement.table()
-        if pooled is None or any(t is None for t in tables):
-            return cls(fixed)
-        per_fold = tuple(bookend.PlacementConfig(model=t) for t in tables)
-        return cls(fixed, per_fold, bookend.PlacementConfig(model=pooled))
+        """The candidates of a run: :func:`fixed_candidates`, and each cross-fitted candidate
+        whose pooled profile and every fold's could be measured."""
+        pooled_table, *tables = (measurement.table(held_out) for _, held_out in measurement.parts())
+        fits = measurement.fits()
+        pooled_fit, *fitted = (f.profile for f in fits.values())
+        found = {
+            MEASURED: CrossFitted.of(pooled_table, tables),
+            FITTED: CrossFitted.of(pooled_fit, fitted),
+        }
+        return cls(
+            fixed_candidates(theory, k),
+            {name: c for name, c in found.items() if c is not None},
+            fits,
+            measurement.fit_target(),
+        )
 
     @property
     def names(self) -> list[str]:
         """Every candidate, the default first."""
-        return [*self.fixed, *([MEASURED] if self.measured else [])]
+        return [*self.fixed, *self.measured]
 
     def of_fold(self, fold: int) -> dict[str, bookend.PlacementConfig]:
         """The config of every candidate on the items of ``fold``."""
-        return {**self.fixed, **({MEASURED: self.measured[fold]} if self.measured else {})}
+        return {**self.fixed, **{n: c.per_fold[fold] for n, c in self.measured.items()}}
 
     def written(self, name: str) -> bookend.PlacementConfig:
         """The config that choosing ``name`` writes."""
-        if name == MEASURED and self.pooled is not None:
-            return self.pooled
-        return self.fixed[name]
+        return self.measured[name].pooled if name in self.measured else self.fixed[name]
 
     def to_json(self) -> dict[str, Any]:
-        """Every candidate's config as JSON (per fold for ``measured-slots``)."""
+        """Every candidate's config as JSON (per fold and pooled for a cross-fitted one)."""
         out: dict[str, Any] = {n: c.model_dump(mode="json") for n, c in self.fixed.items()}
-        if self.measured and self.pooled is not None:
-            out[MEASURED] = {
-                "per_fold": [c.model_dump(mode="json") for c in self.measured],
-                "pooled": self.pooled.model_dump(mode="json"),
-            }
-        return out
+        return out | {n: c.to_json() for n, c in self.measured.items()}
+
+    def fits_to_json(self) -> dict[str, Any]:
+        """The fits' target and, per part, the fit or why there is none."""
+        return {"target": self.fit_target, **{n: f.to_json() for n, f in self.fits.items()}}

@@ -17,6 +17,20 @@ probability of the gold answer relative to the best slot; under the ``slot`` wei
 order of the weights decides a placement. The table judged on fold ``f`` is measured on the other
 folds' items only (:meth:`SlotMeasurement.table`), so no item judges a table it helped measure;
 the pooled table, measured on every fold, is what a run that chooses it writes.
+
+**The fitted profile from the same pairs** (:meth:`SlotMeasurement.fit`, no further model call).
+Every scored pair of an item with candidates is also kept as a
+:class:`~bookend.lab.fitting.outcomes.SlotOutcome` (the gold document's token span inside the
+documents block, measured as ``bookend calibrate`` measures it:
+:func:`~bookend.lab.fitting.outcomes.slot_outcome`); an item without filler sentences counts as
+filler :data:`NO_FILLER`, so a user's items of one K form one cell. The outcome model of
+:func:`~bookend.lab.fitting.profile.fit_outcomes` is fitted to them with the target
+:meth:`SlotMeasurement.fit_target`: ``candidate_prob`` when that is the primary metric, else
+``correct`` over the items that have candidates; with neither there is no fitted profile. As for
+the tables, the profile judged on fold ``f`` is fitted on the other folds' outcomes only, and the
+pooled one is what a run that chooses it writes. A fit needs at least
+:data:`OUTCOMES_PER_PARAMETER` outcomes per fitted parameter (four of shape, one intercept per
+cell); a part with fewer, or whose optimiser fails, has no profile, and the reason is kept.
 """
 
 from __future__ import annotations
@@ -32,15 +46,30 @@ import bookend
 from bookend.lab.experiments.folds import Folds
 from bookend.lab.experiments.judging import Judging
 from bookend.lab.experiments.trials import Trial, score_trials
+from bookend.lab.fitting.outcomes import SlotOutcome, slot_outcome
+from bookend.lab.fitting.profile import OutcomeFit, Target, fit_outcomes
 from bookend.lab.items.item import Item
 from bookend.lab.progress import progress_bar
 from bookend.lab.retrieval import Ranking
 from bookend.lab.strategies import gold_at_slot
 
-__all__ = ["SlotMeasurement", "measure_slots", "slot_blocks"]
+__all__ = [
+    "NO_FILLER",
+    "OUTCOMES_PER_PARAMETER",
+    "ProfileFit",
+    "SlotMeasurement",
+    "measure_slots",
+    "slot_blocks",
+]
 
 #: One (item, slot) pair to score: the slot and its trial.
 Pair = tuple[int, Trial]
+#: The filler of an outcome whose item was not generated with filler sentences (a user's item).
+NO_FILLER = (0, 0)
+#: The outcomes a fit needs per fitted parameter (module docstring).
+OUTCOMES_PER_PARAMETER = 2
+#: The fitted parameters besides the cells' intercepts: lambda, tau and two masses.
+_SHAPE_PARAMETERS = 4
 
 
 def slot_blocks(
@@ -68,6 +97,34 @@ def slot_blocks(
 
 
 @dataclass(frozen=True)
+class ProfileFit:
+    """The fitted profile of one part of a measurement (every fold, or all but one), or why
+    there is none.
+
+    Attributes:
+        fit: the fit, or ``None``.
+        reason: why there is no fit (``None`` when there is one).
+        n_outcomes: the outcomes it was (or would have been) fitted on.
+    """
+
+    fit: OutcomeFit | None
+    reason: str | None
+    n_outcomes: int
+
+    @property
+    def profile(self) -> bookend.FittedProfile | None:
+        """The fitted profile, or ``None``."""
+        return None if self.fit is None else self.fit.profile
+
+    def to_json(self) -> dict[str, Any]:
+        """The fit's block of a calibrate report (:meth:`OutcomeFit.to_json`), or the reason
+        there is none."""
+        if self.fit is None:
+            return {"n_outcomes": self.n_outcomes, "left_out": self.reason}
+        return self.fit.to_json()
+
+
+@dataclass(frozen=True)
 class SlotMeasurement:
     """The scored pairs of a slot measurement.
 
@@ -78,6 +135,7 @@ class SlotMeasurement:
         pairs: ``(item index, slot, value)`` per scored pair.
         planned: pairs in the design before the budget cut it.
         calls: the model calls the measurement made.
+        outcomes: ``(item index, outcome)`` per scored pair of an item with candidates.
     """
 
     k: int
@@ -86,6 +144,7 @@ class SlotMeasurement:
     pairs: tuple[tuple[int, int, float], ...]
     planned: int
     calls: int
+    outcomes: tuple[tuple[int, SlotOutcome], ...] = ()
 
     def slot_means(self, held_out: int | None = None) -> tuple[list[float], int] | None:
         """Per slot, the metric's mean over the pairs of items outside fold ``held_out`` (all
@@ -117,13 +176,50 @@ class SlotMeasurement:
             metadata={"metric": self.metric, "slot_means": means, "items_per_slot": per_slot},
         )
 
+    def parts(self) -> list[tuple[str, int | None]]:
+        """The parts the tables and fits are measured on, by name: every fold (``"pooled"``,
+        ``None``), then each fold held out (``"fold f held out"``, ``f``)."""
+        return [("pooled", None), *((f"fold {f} held out", f) for f in range(self.folds.count))]
+
+    def fits(self) -> dict[str, ProfileFit]:
+        """:meth:`fit` on every part (:meth:`parts`), by name."""
+        return {name: self.fit(held_out) for name, held_out in self.parts()}
+
+    def fit_target(self) -> Target | None:
+        """What the fit scores (module docstring): ``candidate_prob`` when it is the primary
+        metric, else ``correct`` when some measured item has candidates, else ``None``."""
+        if self.metric == "candidate_prob":
+            return "candidate_prob"
+        return "correct" if self.outcomes else None
+
+    def fit(self, held_out: int | None = None) -> ProfileFit:
+        """The profile fitted to the outcomes of items outside fold ``held_out`` (all items for
+        ``None``), or why there is none (module docstring); never raises."""
+        kept = [o for i, o in self.outcomes if self.folds.of[i] != held_out]
+        target = self.fit_target()
+        if target is None:
+            return ProfileFit(None, "no measured item has candidates to fit an outcome to", 0)
+        parameters = _SHAPE_PARAMETERS + len({o.cell for o in kept})
+        needed = OUTCOMES_PER_PARAMETER * parameters
+        if len(kept) < needed:
+            return ProfileFit(
+                None,
+                f"{len(kept)} outcomes, fewer than the {needed} that {parameters} parameters need",
+                len(kept),
+            )
+        where = "every fold" if held_out is None else f"the folds other than {held_out}"
+        try:
+            fit = fit_outcomes(
+                kept, target=target, label=f"fitted (K={self.k}, {len(kept)} outcomes from {where})"
+            )
+        except ValueError as exc:  # a non-finite likelihood or parameter, in the optimiser
+            return ProfileFit(None, f"the fit failed: {exc}", len(kept))
+        return ProfileFit(fit, None, len(kept))
+
     def to_json(self) -> dict[str, Any]:
         """The design's size and every table's per-slot means (pooled, then per held-out fold)."""
         tables: dict[str, Any] = {}
-        for name, held_out in [
-            ("pooled", None),
-            *((f"fold {f} held out", f) for f in range(self.folds.count)),
-        ]:
+        for name, held_out in self.parts():
             found = self.slot_means(held_out)
             tables[name] = (
                 None if found is None else {"slot_means": found[0], "items_per_slot": found[1]}
@@ -144,6 +240,7 @@ def measure_slots(judging: Judging, *, k: int, share: float) -> SlotMeasurement:
     items, budget = judging.items, judging.budget.share(share)
     blocks = slot_blocks(items, judging.rankings, judging.folds, k)
     scored: list[tuple[int, int, float]] = []
+    outcomes: list[tuple[int, SlotOutcome]] = []
     bar = progress_bar(len(blocks) * k, "measure slots", unit="prompt", enabled=judging.progress)
     with bar:
         for block in blocks:
@@ -153,11 +250,22 @@ def measure_slots(judging: Judging, *, k: int, share: float) -> SlotMeasurement:
             ):
                 break
             values = score_trials(judging.scorer, items, trials, desc="measure", progress=False)
-            scored += [
-                (t.item, slot, v[judging.metric])
-                for (slot, t), v in zip(block, values, strict=True)
-            ]
+            for (slot, t), v in zip(block, values, strict=True):
+                scored.append((t.item, slot, v[judging.metric]))
+                item = items[t.item]
+                if item.candidates is not None:
+                    filler = NO_FILLER if item.filler is None else item.filler
+                    outcome = slot_outcome(
+                        item, t.order, slot, v, judging.scorer.token_length, filler
+                    )
+                    outcomes.append((t.item, outcome))
             bar.update(len(block))
     return SlotMeasurement(
-        k, judging.metric, judging.folds, tuple(scored), len(blocks) * k, budget.calls
+        k,
+        judging.metric,
+        judging.folds,
+        tuple(scored),
+        len(blocks) * k,
+        budget.calls,
+        tuple(outcomes),
     )

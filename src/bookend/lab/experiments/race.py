@@ -2,11 +2,12 @@
 
 Items are judged in the folds' order (:class:`~bookend.lab.experiments.folds.Folds`), ``batch`` at
 a time. For each item every live candidate orders its retrieved list with its config for the
-item's fold (``measured-slots`` is judged only on items it was not measured on), two seeded random
-shuffles join as the baseline of the report (scored on every judged item, never a candidate), and
-the prompts are scored: the plan and score steps of :mod:`~bookend.lab.experiments.trials`, so an
-identical prompt is scored once and every call is cached. After each batch the
-:class:`~bookend.lab.selection.Race` eliminates the candidates clearly behind the leader.
+item's fold (the cross-fitted ``measured-slots`` and ``fitted`` are judged only on items they
+were not measured on), two seeded random shuffles join as the baseline of the report (scored on
+every judged item, never a candidate), and the prompts are scored: the plan and score steps of
+:mod:`~bookend.lab.experiments.trials`, so an identical prompt is scored once and every call is
+cached. After each batch the :class:`~bookend.lab.selection.Race` eliminates the candidates
+clearly behind the leader.
 
 The race stops when the items run out or the budget does not afford the next item: an item is
 judged only when its uncached prompts fit in the calls left (counted before scoring, so the calls

@@ -9,7 +9,8 @@ A short pipeline of named steps:
    within half of the budget (:mod:`~bookend.lab.experiments.measured_slots`).
 3. **Candidates**, each a :class:`~bookend.PlacementConfig`
    (:mod:`~bookend.lab.experiments.candidates`): the default, relevance order, its reverse, the
-   bookend view of the theory, Haystack's and LangChain's patterns, the measured slot table.
+   bookend view of the theory, Haystack's and LangChain's patterns, the measured slot table and
+   the profile fitted to the same measurement (both cross-fitted).
 4. **Race** (:mod:`~bookend.lab.experiments.race`): batches of items judge the candidates still
    alive; the clearly-behind stop being scored, until the items or the budget run out.
 5. **Guard** (:func:`~bookend.lab.selection.decide`): the best candidate replaces the default only
@@ -246,7 +247,7 @@ def _report(
         confidence=confidence,
         n_items=len(items),
         stopped=run.stopped,
-        measurement=measurement.to_json(),
+        measurement={**measurement.to_json(), "fits": candidates.fits_to_json()},
         hashes={"model_sha256": model_sha256(judging.scorer), "items_sha256": items_sha256(items)},
         item_rows=rows,
         timing=timing,

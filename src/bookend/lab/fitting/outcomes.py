@@ -3,17 +3,21 @@
 One :class:`SlotOutcome` per (item, slot) scored by :mod:`bookend.lab.experiments.calibrate`.
 Positions are token offsets inside the *documents block* (from the first ``"Document 1:"`` to the
 end of the last document), the part of the prompt that placement arranges; ``n_tokens`` is that
-block's length, ``prompt_tokens`` the whole prompt's. This module needs neither torch nor
+block's length, ``prompt_tokens`` the whole prompt's. A token offset is the token count of the
+prompt's text before that character (:func:`slot_outcome`, the one place that measures spans), so
+a boundary token shared by two spans may be off by one. This module needs neither torch nor
 transformers, so fits can be redone from a saved report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["SlotOutcome", "outcomes_from_json", "outcomes_to_json"]
+from bookend.lab.items.item import Item
+
+__all__ = ["SlotOutcome", "outcomes_from_json", "outcomes_to_json", "slot_outcome"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,46 @@ class SlotOutcome:
     def cell(self) -> tuple[int, tuple[int, int]]:
         """``(K, filler)``: the calibration cell the outcome belongs to."""
         return self.n_docs, self.filler
+
+
+def slot_outcome(
+    item: Item,
+    order: Sequence[int],
+    slot: int,
+    values: Mapping[str, float],
+    token_length: Callable[[str], int],
+    filler: tuple[int, int],
+) -> SlotOutcome:
+    """The outcome of ``item`` rendered with its documents in ``order``, the gold document at
+    ``slot``, scored as ``values`` (:func:`~bookend.lab.metrics.item_metrics` with candidates).
+
+    With ``c_0`` the character where the documents block starts, ``[c_s, c_e)`` the gold
+    document's characters, ``c_1`` where the block ends and ``T(c) = token_length(prompt[:c])``:
+    ``gold_start = T(c_s) - T(c_0)``, ``gold_end = T(c_e) - T(c_0)``, ``n_tokens = T(c_1) -
+    T(c_0)``.
+
+    Raises:
+        KeyError: for ``values`` without ``candidate_prob`` (an item without candidates).
+    """
+    prompt, spans = item.rendered(order)
+    block, start, end, stop = (
+        token_length(prompt[:c])
+        for c in (spans[0][0], spans[slot][0], spans[slot][1], spans[-1][1])
+    )
+    return SlotOutcome(
+        item_id=item.item_id,
+        family=item.family,
+        n_docs=len(item.documents),
+        slot=slot,
+        gold_start=start - block,
+        gold_end=end - block,
+        n_tokens=stop - block,
+        prompt_tokens=token_length(prompt),
+        correct=values["accuracy"] == 1.0,
+        candidate_prob=values["candidate_prob"],
+        logprob=values["gold_logprob"],
+        filler=filler,
+    )
 
 
 def outcomes_to_json(outcomes: Sequence[SlotOutcome]) -> list[dict[str, Any]]:

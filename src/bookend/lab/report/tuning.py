@@ -23,7 +23,9 @@ fields of :class:`~bookend.lab.selection.Comparison`), ``config``), ``random`` (
 estimate), ``decision`` (``chosen``, ``switched``, ``best``, ``guard``: the Bonferroni-corrected
 comparison that decided, ``reason``), ``chosen`` (``versus_default``, ``versus_framework``: against
 the best framework pattern other than itself, ``versus_random``), ``measurement`` (the slot
-table's design and per-slot means), ``provenance``, ``timing`` and ``items``.
+table's design and per-slot means; ``fits``: the fitted profiles' ``target`` and, per part
+(``pooled``, ``fold f held out``), the fit as ``bookend calibrate`` reports it, or ``n_outcomes``
+and ``left_out``: why there is none), ``provenance``, ``timing`` and ``items``.
 
 ``provenance``: ``model``, ``model_sha256`` (of the model file, or of a model directory's files;
 ``null`` for a scorer without local weights), ``items_sha256``, ``n_items``, ``n_judged``,
@@ -230,6 +232,27 @@ def _measurement(m: Mapping[str, Any]) -> str:
     return f"{head} Pooled means by slot (1 first, {pooled['items_per_slot']} items each): {means}."
 
 
+def _fits(fits: Mapping[str, Any]) -> str:
+    """The fitted profiles: the pooled parameters, or why `fitted` was left out."""
+    if fits["target"] is None:
+        return "No item has candidates to fit an outcome to: `fitted` was left out."
+    parts = {name: f for name, f in fits.items() if name != "target"}
+    missing = [f"{name}: {f['left_out']}" for name, f in parts.items() if "left_out" in f]
+    if missing:
+        return (
+            f"Target `{fits['target']}`. `fitted` was left out (it needs a fit of every part): "
+            + "; ".join(missing)
+            + "."
+        )
+    p = parts["pooled"]["profile"]["parameters"]
+    return (
+        f"Target `{fits['target']}`, {parts['pooled']['n_outcomes']} outcomes. Pooled: "
+        f"primacy {p['primacy_mass']:.2f} (lambda {p['lam']:.3g}), recency {p['recency_mass']:.2f} "
+        f"(window {p['tau_tokens']:.3g} tokens), floor {p['floor_mass']:.2f}, at "
+        f"{p['reference_tokens']:.0f} tokens."
+    )
+
+
 def markdown(report: Mapping[str, Any]) -> str:
     """The report as Markdown: the decision, the candidates, the chosen one's comparisons."""
     metric = report["metric"]
@@ -263,13 +286,16 @@ def markdown(report: Mapping[str, Any]) -> str:
         ),
         "### Measured slot table",
         _measurement(report["measurement"]),
+        "### Fitted profile",
+        _fits(report["measurement"]["fits"]),
         "### Notes",
         "- `alternate` is Haystack's LostInTheMiddleRanker pattern; `langchain` is LangChain's "
         "LongContextReorder, which LlamaIndex's equals when the retriever's scores are given.\n"
         f"- The slot tables (`reversed`, `langchain`, `measured-slots`) are built for K = "
         f"{report['settings']['k_candidates']}.\n"
-        "- A fitted parametric profile (primacy, a recency window, a floor) is not a candidate "
-        "yet: a later step.",
+        "- `fitted` is a parametric profile (primacy, a recency window in tokens, a floor) fitted "
+        "to the slot measurement's outcomes, no further model call; like `measured-slots` it is "
+        "cross-fitted: judged on each fold with the fit of the other folds.",
         f"Time: {t['seconds']:.0f} s, {t['model_calls']} model calls ({t['measure_calls']} to "
         f"measure the slots, {t['race_calls']} in the race); {stop}.",
     ]
