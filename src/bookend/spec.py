@@ -45,14 +45,18 @@ def _normalise_name(name: str) -> str:
 # Instruction-tuned and chat variants share the base model's architecture:
 # "Llama-3.1-8B-Instruct", "Mistral-7B-Instruct-v0.3", "SmolLM2-135M-Instruct", "gemma-2-9b-it".
 _TUNED_SUFFIX = re.compile(r"-(instruct|chat|it)(-v?\d+(\.\d+)*)?$")
+# A GGUF file names its model before its quantisation: "SmolLM2-135M-Instruct.Q4_1.gguf",
+# "gemma-3-270m-q4_k_m.gguf" ("_" already read as "-").
+_GGUF_FILE = re.compile(r"([.-]i?q\d[\w.-]*|[.-]b?f(16|32))?\.gguf$")
 
 
 def preset_key(name: str) -> str | None:
-    """The preset key of a name, Hugging Face id or instruct/chat variant, or ``None``:
-    ``preset_key("HuggingFaceTB/SmolLM2-135M-Instruct") == "smollm2-135m"``."""
+    """The preset key of a name, Hugging Face id, instruct/chat variant or GGUF file name, or
+    ``None``: ``preset_key("HuggingFaceTB/SmolLM2-135M-Instruct") == "smollm2-135m"``, and so is
+    ``preset_key("SmolLM2-135M-Instruct.Q4_1.gguf")``."""
     table = _preset_table()
     by_hf = {_normalise_name(v["hf_id"]): k for k, v in table.items()}
-    key = _normalise_name(name)
+    key = _GGUF_FILE.sub("", _normalise_name(name))
     for candidate in (key, _TUNED_SUFFIX.sub("", key)):
         found = candidate if candidate in table else by_hf.get(candidate)
         if found is not None:

@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from bookend import ModelSpec, available_presets
+from bookend.spec import preset_key
 
 FAMILIES = ("gpt2", "llama-2", "llama-3-", "llama-3.1", "mistral", "mixtral", "qwen2-", "qwen2.5",
             "gemma-2", "phi-3", "smollm2")  # fmt: skip
@@ -109,6 +110,25 @@ def test_from_hf_config_errors(tmp_path: Path) -> None:
 )
 def test_instruct_ids_map_to_their_base_preset(hf_id: str, preset: str) -> None:
     assert ModelSpec.preset(hf_id) == ModelSpec.preset(preset)
+
+
+@pytest.mark.parametrize(
+    ("file", "preset"),
+    [
+        ("SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2-135m"),
+        ("/models/gemma-3-270m-q4_k_m.gguf", "gemma-3-270m"),
+        ("Llama-3.1-8B-Instruct-Q8_0.gguf", "llama-3.1-8b"),
+        ("qwen2.5-0.5b-instruct-f16.gguf", "qwen2.5-0.5b"),
+        ("Mistral-7B-Instruct-v0.3.IQ4_XS.gguf", "mistral-7b"),
+    ],
+)
+def test_gguf_file_names_map_to_their_preset(file: str, preset: str) -> None:
+    assert preset_key(file) == preset
+
+
+def test_names_of_no_preset_have_no_key() -> None:
+    assert preset_key("mystery-model.gguf") is None
+    assert preset_key("q4.gguf") is None
 
 
 def test_preset_of_none_names_the_parameter() -> None:

@@ -23,6 +23,7 @@ from bookend.lab.frameworks import available_frameworks
 
 __all__ = [
     "BASELINES",
+    "DEFAULT",
     "ORACLE",
     "RANDOM",
     "RANK_ONLY",
@@ -52,6 +53,8 @@ class Reorderer(Protocol):
 RANDOM = "random"
 ORACLE = "oracle"
 THEORY = "bookend-theory"
+#: bookend's default for a model it has measured (its shipped measured profile).
+DEFAULT = "bookend-default"
 RANK_ONLY = "bookend-rank-only"
 #: The orders bookend is compared against, in report order (frameworks only when installed).
 BASELINES = ("langchain", "llamaindex", "haystack", RANDOM, "retrieval", "reversed")
@@ -122,13 +125,18 @@ def fixed_strategies() -> dict[str, Reorderer]:
 def eval_strategies(
     theory: bookend.ModelLike,
     profiles: Mapping[str, bookend.ModelLike | bookend.PlacementConfig | bookend.TunedConfig],
+    *,
+    default: bookend.ModelLike | None = None,
 ) -> dict[str, Reorderer]:
-    """:data:`THEORY` and :data:`RANK_ONLY` with ``theory``, ``"bookend-NAME"`` for every
+    """:data:`THEORY` and :data:`RANK_ONLY` with ``theory``, :data:`DEFAULT` with ``default``
+    when it is not the theory (a model bookend has measured), ``"bookend-NAME"`` for every
     profile or placement config, then :func:`fixed_strategies`."""
     out = {
         THEORY: bookend_strategy(theory),
         RANK_ONLY: bookend_strategy(theory, rank_only=True),
     }
+    if default is not None and default != theory:
+        out[DEFAULT] = bookend_strategy(default)
     for name, profile in profiles.items():
         out[f"bookend-{name}"] = bookend_strategy(profile)
     out.update(fixed_strategies())

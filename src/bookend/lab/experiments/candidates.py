@@ -86,10 +86,14 @@ def _reversed_table(k: int) -> bookend.TabulatedProfile:
     )
 
 
-def fixed_candidates(theory: bookend.ModelLike, k: int) -> dict[str, bookend.PlacementConfig]:
-    """Every candidate but ``measured-slots``, for items of ``k`` documents (module docstring)."""
+def fixed_candidates(
+    theory: bookend.ModelLike, k: int, default: bookend.ModelLike | None = None
+) -> dict[str, bookend.PlacementConfig]:
+    """Every candidate but the cross-fitted ones, for items of ``k`` documents (module
+    docstring); the default places with ``default`` (what bookend's default places this model
+    with, :func:`~bookend.lab.experiments.setup.default_model`), else with ``theory``."""
     return {
-        DEFAULT: bookend.PlacementConfig(model=theory),
+        DEFAULT: bookend.PlacementConfig(model=theory if default is None else default),
         "relevance": bookend.PlacementConfig(model=theory, strategy="relevance"),
         "reversed": bookend.PlacementConfig(model=_reversed_table(k)),
         "view": bookend.PlacementConfig(model=theory, suffix_tokens=0),
@@ -146,7 +150,13 @@ class Candidates:
     fit_target: Target | None = None
 
     @classmethod
-    def build(cls, theory: bookend.ModelLike, k: int, measurement: SlotMeasurement) -> Candidates:
+    def build(
+        cls,
+        theory: bookend.ModelLike,
+        k: int,
+        measurement: SlotMeasurement,
+        default: bookend.ModelLike | None = None,
+    ) -> Candidates:
         """The candidates of a run: :func:`fixed_candidates`, and each cross-fitted candidate
         whose pooled profile and every fold's could be measured."""
         pooled_table, *tables = (measurement.table(held_out) for _, held_out in measurement.parts())
@@ -157,7 +167,7 @@ class Candidates:
             FITTED: CrossFitted.of(pooled_fit, fitted),
         }
         return cls(
-            fixed_candidates(theory, k),
+            fixed_candidates(theory, k, default),
             {name: c for name, c in found.items() if c is not None},
             fits,
             measurement.fit_target(),

@@ -20,6 +20,7 @@ import bookend
 from bookend.lab.experiments.setup import (
     DEFAULT_FAMILIES,
     call_cache,
+    default_model,
     describe,
     run_families,
     scorer_of,
@@ -137,7 +138,7 @@ def evaluate(
     spec = theory_spec(theory, scorer)
     say(f"ranking {len(loaded)} items with {', '.join(names)}")
     ranked = Ranked.of(loaded, names)
-    strategies = eval_strategies(spec, profiles or {})
+    strategies = eval_strategies(spec, profiles or {}, default=default_model(theory, scorer))
     trials = plan_trials(
         loaded,
         ranked.per_item,

@@ -15,10 +15,12 @@ from bookend.lab.items.item import Item
 from bookend.lab.items.suites import SUITES
 from bookend.lab.models import LocalScorer, Scorer, load_scorer
 from bookend.lab.models.weights import weights_sha256
+from bookend.spec import preset_key
 
 __all__ = [
     "DEFAULT_FAMILIES",
     "call_cache",
+    "default_model",
     "describe",
     "model_sha256",
     "run_families",
@@ -79,6 +81,17 @@ def theory_spec(theory: bookend.ModelLike | None, scorer: Scorer) -> bookend.Mod
         f"theory must be given for scorer {scorer.model_id!r}, whose depth is not known here "
         "(a preset such as 'llama-3.1-8b', a spec or a profile)"
     )
+
+
+def default_model(theory: bookend.ModelLike | None, scorer: Scorer) -> bookend.ModelLike:
+    """What bookend's default places the model with: ``theory`` when given; for a local model
+    whose weights name a model bookend has measured (``bookend.measured_models()``, by the file
+    or directory name), that name, so the shipped measured profile; else the theory spec."""
+    if theory is None and isinstance(scorer, LocalScorer):
+        name = Path(scorer.model.name).name
+        if preset_key(name) in bookend.measured_models():
+            return name
+    return theory_spec(theory, scorer)
 
 
 def model_sha256(scorer: Scorer) -> str | None:

@@ -40,6 +40,7 @@ from bookend.lab.experiments.measured_slots import SlotMeasurement, measure_slot
 from bookend.lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
 from bookend.lab.experiments.setup import (
     call_cache,
+    default_model,
     model_sha256,
     run_families,
     scorer_of,
@@ -143,13 +144,14 @@ def tune(
     cached = call_cache(cache, out_dir)
     scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
     spec = theory_spec(theory, scorer)
+    default = default_model(theory, scorer)
     budget = Budget(scorer, max_calls, minutes, started)
     ranked = Ranked.of(loaded, names)
     judging = Judging(scorer, loaded, ranked, folded, metric_names(loaded), budget, seed, progress)
     run_k = _common_k(loaded)
     say(f"measuring the slots of K={run_k} on {len(loaded)} items in {folds} folds")
     measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
-    candidates = Candidates.build(spec, run_k, measurement)
+    candidates = Candidates.build(spec, run_k, measurement, default)
     say(f"racing {', '.join(candidates.names)} on {judging.metric}")
     run = run_race(judging, candidates, batch=batch)
     decision = run.decide(confidence)
@@ -157,6 +159,7 @@ def tune(
     settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | dict(
         retrievers=names,
         theory=str(spec),
+        default=str(default),
         k_candidates=run_k,
         folds=folds,
         batch=batch,
