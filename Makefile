@@ -96,8 +96,8 @@ eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)
 ## drop the previous-default view and the oracle; bench/eval_orders.py then refits their orders.
 EVAL_RUN = $(BIN)/bookend eval --items 150 --random-draws 2 --threads 1
 EVAL_REPORTS = smollm2-k10 smollm2-k9 smollm2-k20 gemma3-k10 gemma3-k9 gemma3-k20 smollm2-transfer-k10 gemma3-transfer-k10
-SMOLLM2_EVAL = --weights smollm2 --profile default=smollm2-135m --profile fitted=bench/validator/smollm2-135m-fitted-profile.json --profile hard-slots=bench/validator/smollm2-135m-hard-slots.json
-GEMMA3_EVAL = --weights gemma3-270m --profile default=gemma-3-270m --profile hard-slots=bench/validator/gemma3-270m-hard-slots.json
+SMOLLM2_EVAL = --weights smollm2 --profile fitted=bench/validator/smollm2-135m-fitted-profile.json --profile hard-slots=bench/validator/smollm2-135m-hard-slots.json
+GEMMA3_EVAL = --weights gemma3-270m --profile hard-slots=bench/validator/gemma3-270m-hard-slots.json
 eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach k,10 9,$(EVAL_RUN) $(SMOLLM2_EVAL) --docs $(k) --config view=bench/eval/configs/smollm2-view.json --out bench/eval/smollm2-k$(k) &&) true
 	$(foreach k,10 9,$(EVAL_RUN) $(GEMMA3_EVAL) --docs $(k) --config view=bench/eval/configs/gemma3-view.json --out bench/eval/gemma3-k$(k) &&) true

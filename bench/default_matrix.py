@@ -21,7 +21,8 @@ Candidates are named by what they do, whatever a report called them:
 - ``default``: what bookend's default does for the cell's model: the shipped measured profile of
   a model listed by ``bookend.measured_models()`` (SmolLM2: its hard-item slot table, report
   strategy ``bookend-hard-slots``), the theory's order for any other (``relevance``); report
-  strategy ``bookend-default`` where a run has it (``bookend eval --profile default=<model id>``).
+  strategy ``bookend-default`` where a run has it (``bookend eval`` adds it for weights that
+  name a measured model).
 
 Usage::
 
