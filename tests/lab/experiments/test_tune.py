@@ -49,6 +49,9 @@ from bookend.lab.models import CallCache, Continuations
 from bookend.lab.report.tuning import tuned_config
 from bookend.lab.strategies import bookend_strategy
 
+#: The theory of SmolLM2 (its name alone gives SmolLM2's measured profile): relevance first.
+THEORY = bookend.ModelSpec.preset("smollm2-135m")
+
 
 def _write_items(path: Path, n: int, k: int, *, gold_first: bool = False) -> Path:
     """``n`` lookups of ``k`` scored documents, each holding one code; the gold document is
@@ -297,7 +300,7 @@ class _Planted:
 
 def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(items_file, scorer=_Planted(3.0), theory="smollm2-135m", progress=False)
+    result = tune(items_file, scorer=_Planted(3.0), theory=THEORY, progress=False)
     report = result.report
     # Gold last wins: the default (most relevant first) is measurably behind.
     assert result.decision.switched
@@ -312,9 +315,9 @@ def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
 
 def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(items_file, scorer=_Planted(0.0), theory="smollm2-135m", progress=False)
+    result = tune(items_file, scorer=_Planted(0.0), theory=THEORY, progress=False)
     assert not result.decision.switched
-    assert result.config == bookend.PlacementConfig(model="smollm2-135m")
+    assert result.config == bookend.PlacementConfig(model=THEORY)
     assert "keep the default" in result.decision.reason
     assert "MDE" in result.decision.reason
 
@@ -494,7 +497,7 @@ def test_the_fit_judged_on_a_fold_never_sees_its_outcomes() -> None:
     assert after["pooled"].profile != before["pooled"].profile
     assert before["fold 0 held out"].n_outcomes == 24
     # The candidate judged on each fold is that fold's fit; choosing it writes the pooled one.
-    candidates = Candidates.build("smollm2-135m", 4, planted)
+    candidates = Candidates.build(THEORY, 4, planted)
     assert FITTED in candidates.names
     assert list(candidates.measured[FITTED].per_fold) == [
         bookend.PlacementConfig(model=before[f"fold {f} held out"].profile) for f in (0, 1)
@@ -509,7 +512,7 @@ def test_a_fit_with_too_few_outcomes_leaves_the_candidate_out_with_the_reason() 
     items = _items(4, 4)
     folds = Folds.of_items(items, 2)
     measurement = _measurement(items, folds, _outcomes(items, folds, [0, 3]))
-    candidates = Candidates.build("smollm2-135m", 4, measurement)
+    candidates = Candidates.build(THEORY, 4, measurement)
     assert FITTED not in candidates.names
     assert "measured-slots" in candidates.names
     fits = candidates.fits_to_json()
@@ -617,7 +620,7 @@ def test_cli_errors_are_one_line_with_exit_2(
 def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
     planted = _Planted(1.0)
-    result = tune(items_file, scorer=planted, theory="smollm2-135m", progress=False)
+    result = tune(items_file, scorer=planted, theory=THEORY, progress=False)
     assert result.report["provenance"]["model_sha256"] is None
     assert result.report["provenance"]["model"] == "planted-1.0"
     assert result.calls == planted.calls > 0
