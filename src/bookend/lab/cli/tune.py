@@ -36,9 +36,10 @@ def register(subparsers: Any) -> None:
         "tune",
         help="choose the placement for your model and items by measurement; writes a config",
         description=(
-            "Race candidate placements (the default, relevance order, its reverse, the theory's "
-            "bookend view, Haystack's and LangChain's patterns, a slot table measured on your "
-            "items with cross-fitting) on your items, stop scoring the clearly-behind, and keep "
+            "Race candidate placements (bookend's default for the model, relevance order, its "
+            "reverse, the theory's bookend view, Haystack's and LangChain's patterns, a slot "
+            "table and a fitted profile measured on your items with cross-fitting) on your "
+            "items, stop scoring the clearly-behind, and keep "
             "the default unless a candidate is measurably better (a Bonferroni-corrected paired "
             "interval). Writes tuned.json (the config and its provenance), report.json, "
             "report.md and tune.png to --out; resumable through the call cache."
