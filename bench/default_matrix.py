@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-import bookend
 from bookend.lab.stats import paired_difference
+from bookend.profiles.measured import measured_file
 
 #: Candidate -> report strategy names, the first present in a report is used.
 CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -61,15 +61,12 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
 }
 
 
-#: A report's weights file -> the preset its model is (the cells measured two models).
-MODEL_PRESETS = {"smollm2": "smollm2-135m", "gemma-3-270m": "gemma-3-270m"}
-
-
 def default_strategy(report: Mapping[str, Any]) -> str:
-    """The report strategy that is bookend's default for the report's model."""
-    weights = str(report["model"]).lower()
-    preset = next((p for name, p in MODEL_PRESETS.items() if name in weights), None)
-    return "bookend-hard-slots" if preset in bookend.measured_models() else "bookend-theory"
+    """The report strategy that is bookend's default for the report's model: the shipped
+    measured profile (SmolLM2's is its hard-item slot table) when the weights' file names a
+    model bookend has measured, else the theory."""
+    measured = measured_file(Path(str(report["model"])).name) is not None
+    return "bookend-hard-slots" if measured else "bookend-theory"
 
 
 def per_item(report: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:

@@ -83,7 +83,7 @@ def bookend_strategy(
     def order(
         scores: Sequence[float], lengths: Sequence[float], documents: Sequence[str] | None = None
     ) -> list[int]:
-        # With the texts bookend sees what a pipeline gives it, look-alikes included.
+        # With the texts, bookend sees what a pipeline gives it (drop_lookalikes reads them).
         items: list[object] = list(range(len(scores))) if documents is None else list(documents)
         seen = None if rank_only else list(lengths)
         return list(placer.place(items, list(scores), lengths=seen).order)

@@ -36,5 +36,5 @@ def measured_models() -> list[str]:
 def measured_file(name: str) -> str | None:
     """The data file (under ``bookend/data``) of the measured profile of the model ``name``
     names, or ``None`` when bookend has not measured it."""
-    key = preset_key(name)
-    return None if key is None or key not in _index() else _index()[key]["file"]
+    entry = _index().get(preset_key(name) or "")
+    return None if entry is None else entry["file"]

@@ -15,7 +15,7 @@ from bookend.lab.items.item import Item
 from bookend.lab.items.suites import SUITES
 from bookend.lab.models import LocalScorer, Scorer, load_scorer
 from bookend.lab.models.weights import weights_sha256
-from bookend.spec import preset_key
+from bookend.profiles.measured import measured_file
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -89,7 +89,7 @@ def default_model(theory: bookend.ModelLike | None, scorer: Scorer) -> bookend.M
     or directory name), that name, so the shipped measured profile; else the theory spec."""
     if theory is None and isinstance(scorer, LocalScorer):
         name = Path(scorer.model.name).name
-        if preset_key(name) in bookend.measured_models():
+        if measured_file(name) is not None:
             return name
     return theory_spec(theory, scorer)
 
