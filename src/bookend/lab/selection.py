@@ -134,7 +134,8 @@ def decide(
     comparisons: int | None = None,
 ) -> Decision:
     """Keep ``default`` unless the best candidate of ``among`` (default: every other key of
-    ``scores``) is measurably better (the guard of the module docstring).
+    ``scores``) is measurably better (the guard of the module docstring). Candidates whose
+    scores equal the default's on every item are not its rivals.
 
     ``comparisons`` is the ``m`` of the Bonferroni correction: by default the number of rivals of
     the default in ``among``; a race passes the number it started with, since the candidates it
@@ -152,9 +153,14 @@ def decide(
         raise ValueError(
             f"comparisons must be >= the {len(rivals)} rivals, got comparisons={comparisons!r}"
         )
-    if not rivals:
-        return Decision(default, default, False, None, None, "no candidate besides the default")
-    best = max(rivals, key=lambda n: float(np.mean(scores[n])))
+    # A rival that scores as the default on every item is the default under another name (the
+    # relevance order, for a model whose theory is most relevant first): it cannot be better,
+    # and its MDE of 0 would say nothing about the candidates that differ.
+    distinct = [n for n in rivals if not np.array_equal(scores[n], scores[default])]
+    if not distinct:
+        reason = "keep the default: no candidate besides it scores differently"
+        return Decision(default, default, False, None, None, reason)
+    best = max(distinct, key=lambda n: float(np.mean(scores[n])))
     level = 1.0 - (1.0 - confidence) / (comparisons or len(rivals))
     guard = compare(scores[best], scores[default], level=level, names=(best, default))
     if guard.ci_low > 0.0:

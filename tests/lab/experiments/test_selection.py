@@ -37,6 +37,21 @@ def test_guard_switches_when_one_candidate_is_planted_ahead() -> None:
     assert decision.guard.ci_low > 0
 
 
+def test_guard_measures_against_rivals_that_differ_from_the_default() -> None:
+    # "relevance" is the default under another name; the MDE must come from "langchain".
+    scores = _planted(60, {"default": 0.0, "langchain": -0.02})
+    scores["relevance"] = scores["default"].copy()
+    decision = decide(scores, "default")
+    assert not decision.switched
+    assert decision.best == "langchain"
+    assert decision.guard is not None
+    assert decision.guard.mde > 0
+    alone = decide({"default": scores["default"], "relevance": scores["relevance"]}, "default")
+    assert alone.chosen == "default"
+    assert alone.guard is None
+    assert "scores differently" in alone.reason
+
+
 def test_guard_is_bonferroni_corrected() -> None:
     scores = _planted(40, {"default": 0.0, "a": 0.0, "b": 0.0, "c": 0.0})
     decision = decide(scores, "default")
