@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from bookend.lab.experiments.trials import rank_items
 from bookend.lab.frameworks import haystack_order, langchain_order
 from bookend.lab.items.hard import hard_items
 from bookend.lab.metrics import item_metrics
 from bookend.lab.models.local import TrainedModel, load_trained, score_continuations
 from bookend.lab.models.scorer import Continuations
-from bookend.lab.retrieval import bm25_scores, rank
 from bookend.lab.strategies import gold_at_slot
 
 DTYPES = ("float32", "bfloat16")
@@ -40,10 +40,10 @@ Prompt = tuple[str, tuple[str, ...], int]
 
 def _prompts(n: int, k: int) -> list[Prompt]:
     prompts: set[Prompt] = set()
-    for item in hard_items(n, k, seed=1):
+    items = hard_items(n, k, seed=1)
+    for item, ranking in zip(items, rank_items(items, ["bm25"])["bm25"], strict=True):
         if item.gold is None or item.candidates is None:
             raise ValueError(f"hard item {item.item_id!r} has no gold document or candidates")
-        ranking = rank(bm25_scores(item.question, item.documents))
         scores = list(ranking.scores)
         orders = [gold_at_slot(ranking.rank_of(item.gold), k, slot) for slot in range(k)]
         orders += [list(range(k)), list(range(k))[::-1]]

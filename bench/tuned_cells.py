@@ -55,7 +55,8 @@ def judge(tune: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     return {
         "chosen": chosen,
         "switched": decision["switched"],
-        "tune_mde": decision["guard"]["mde"],
+        # no guard when no candidate scored differently from the default
+        "tune_mde": None if decision["guard"] is None else decision["guard"]["mde"],
         "mean": float(values[chosen].mean()),
         "versus": versus,
         "a_never_behind": all(d["verdict"] != "worse" for d in versus.values()),
@@ -86,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"| cell | tuned choice | on evaluation | {rivals_head} | (a) | (b) |")
     print("|---|---|---|" + "---|" * len(FRAMEWORKS_AND_RANDOM) + "---|---|")
     for cell, j in judged.items():
-        choice = j["chosen"] + ("" if j["switched"] else f" (kept; MDE {100 * j['tune_mde']:.1f})")
+        mde = "no rival differed" if j["tune_mde"] is None else f"MDE {100 * j['tune_mde']:.1f}"
+        choice = j["chosen"] + ("" if j["switched"] else f" (kept; {mde})")
         rivals = " | ".join(_points(j["versus"][r]) for r in FRAMEWORKS_AND_RANDOM)
         a = "met" if j["a_never_behind"] else "not met"
         b = "met" if j["b_ahead_of_frameworks_and_random"] else "not met"
