@@ -12,6 +12,7 @@ import difflib
 import json
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -50,15 +51,19 @@ _TUNED_SUFFIX = re.compile(r"-(instruct|chat|it)(-v?\d+(\.\d+)*)?$")
 _GGUF_FILE = re.compile(r"([.-]i?q\d[\w.-]*|[.-]b?f(16|32))?\.gguf$")
 
 
+@cache
+def _presets_by_hf_id() -> dict[str, str]:
+    return {_normalise_name(v["hf_id"]): k for k, v in _preset_table().items()}
+
+
 def preset_key(name: str) -> str | None:
     """The preset key of a name, Hugging Face id, instruct/chat variant or GGUF file name, or
     ``None``: ``preset_key("HuggingFaceTB/SmolLM2-135M-Instruct") == "smollm2-135m"``, and so is
     ``preset_key("SmolLM2-135M-Instruct.Q4_1.gguf")``."""
     table = _preset_table()
-    by_hf = {_normalise_name(v["hf_id"]): k for k, v in table.items()}
     key = _GGUF_FILE.sub("", _normalise_name(name))
     for candidate in (key, _TUNED_SUFFIX.sub("", key)):
-        found = candidate if candidate in table else by_hf.get(candidate)
+        found = candidate if candidate in table else _presets_by_hf_id().get(candidate)
         if found is not None:
             return found
     return None

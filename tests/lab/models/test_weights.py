@@ -42,6 +42,7 @@ def test_load_scorer_reads_saved_weights_with_its_cache(saved_model: Path, tmp_p
     assert isinstance(scorer, LocalScorer)
     assert scorer.model_id == f"{saved_model}|float32"
     assert scorer.spec.depth == 2  # the saved config's layers
+    assert scorer.spec.name == saved_model.name  # named after the weights, not the config
     first = scorer.score("The code is", ["12", "7"])
     assert scorer.calls == 1
     again = load_scorer(saved_model, cache=cache)

@@ -32,6 +32,7 @@ from bookend.lab import deps
 from bookend.lab.models.cache import CallCache, call_key
 from bookend.lab.models.scorer import Continuations
 from bookend.lab.models.weights import resolve_weights
+from bookend.spec import preset_key
 
 if TYPE_CHECKING:
     import torch
@@ -214,8 +215,12 @@ class LocalScorer:
 
     @property
     def spec(self) -> bookend.ModelSpec:
-        """The theory spec of the model's architecture (its depth), from its config."""
-        return bookend.ModelSpec.from_hf_config(self.model.lm.config.to_dict())
+        """The theory spec of the model's architecture (its depth), from its config, named after
+        the weights: their preset's key when they name one (``gemma3-270m`` for
+        ``gemma-3-270m-q4_k_m.gguf``), else their file or directory name."""
+        spec = bookend.ModelSpec.from_hf_config(self.model.lm.config.to_dict())
+        weights = Path(self.model.name).name
+        return spec.model_copy(update={"name": preset_key(weights) or weights})
 
     def token_length(self, text: str) -> int:
         """Tokens of ``text`` under the model's tokenizer (no special tokens)."""
