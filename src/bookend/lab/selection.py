@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
-from bookend.lab.stats import interval_verdict
+from bookend.lab.stats import Interval
 
 __all__ = ["Comparison", "Decision", "Race", "compare", "decide"]
 
@@ -41,7 +41,7 @@ POWER = 0.8
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Interval):
     """``candidate`` minus ``reference`` on the same items.
 
     Attributes:
@@ -60,15 +60,6 @@ class Comparison:
     level: float
     mde: float
     n: int
-
-    @property
-    def verdict(self) -> str:
-        """``"better"``/``"worse"`` when the interval excludes 0, else ``"no difference"``."""
-        return interval_verdict(self.ci_low, self.ci_high)
-
-    def to_json(self) -> dict[str, float | int | str]:
-        """JSON-ready fields, with the verdict."""
-        return {**asdict(self), "verdict": self.verdict}
 
 
 def compare(

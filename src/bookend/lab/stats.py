@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -26,11 +27,11 @@ __all__ = [
     "N_BOOT",
     "Z95",
     "Estimate",
+    "Interval",
     "PairedDifference",
     "bootstrap_means",
     "cluster_interval",
     "estimate",
-    "interval_verdict",
     "minimum_detectable_difference",
     "normal_interval",
     "paired_difference",
@@ -98,18 +99,30 @@ def minimum_detectable_difference(diffs: npt.ArrayLike) -> float:
     return float(MDE_FACTOR * d.std(ddof=1) / np.sqrt(d.size))
 
 
-def interval_verdict(ci_low: float, ci_high: float) -> str:
-    """``"better"``/``"worse"`` when the interval ``[ci_low, ci_high]`` of a difference excludes 0,
-    else ``"no difference"``."""
-    if ci_low > 0.0:
-        return "better"
-    if ci_high < 0.0:
-        return "worse"
-    return "no difference"
+class Interval:
+    """What a paired comparison with an interval ``[ci_low, ci_high]`` of its difference says;
+    mixed into the frozen dataclasses that hold one."""
+
+    ci_low: float
+    ci_high: float
+
+    @property
+    def verdict(self) -> str:
+        """``"better"``/``"worse"`` when the interval excludes 0, else ``"no difference"``."""
+        if self.ci_low > 0.0:
+            return "better"
+        if self.ci_high < 0.0:
+            return "worse"
+        return "no difference"
+
+    def to_json(self) -> dict[str, float | int | str]:
+        """JSON-ready fields, with the verdict."""
+        fields: dict[str, float | int | str] = asdict(cast(Any, self))
+        return {**fields, "verdict": self.verdict}
 
 
 @dataclass(frozen=True)
-class PairedDifference:
+class PairedDifference(Interval):
     """Strategy A minus strategy B on the same items.
 
     Attributes:
@@ -126,15 +139,6 @@ class PairedDifference:
     p_bootstrap: float
     mde: float
     n: int
-
-    @property
-    def verdict(self) -> str:
-        """``"better"``/``"worse"`` when the 95% interval excludes 0, else ``"no difference"``."""
-        return interval_verdict(self.ci_low, self.ci_high)
-
-    def to_json(self) -> dict[str, float | int | str]:
-        """JSON-ready fields, with the verdict."""
-        return {**asdict(self), "verdict": self.verdict}
 
 
 def paired_difference(a: npt.ArrayLike, b: npt.ArrayLike, n_boot: int = N_BOOT) -> PairedDifference:
