@@ -105,7 +105,7 @@ class Decision:
         switched: whether ``chosen`` replaces the default.
         best: the best-scoring non-default candidate (``None`` when there was none).
         guard: ``best`` minus the default at the Bonferroni-corrected level.
-        reason: one sentence for the report.
+        reason: one sentence for the report, without figures (``guard`` holds them).
     """
 
     chosen: str
@@ -154,18 +154,11 @@ def decide(
     best = max(distinct, key=lambda n: float(np.mean(scores[n])))
     level = 1.0 - (1.0 - confidence) / (comparisons or len(rivals))
     guard = compare(scores[best], scores[default], level=level, names=(best, default))
+    named = "" if default == "default" else f" ({default})"
     if guard.ci_low > 0.0:
-        reason = (
-            f"{best} is measurably better than the default ({default}): "
-            f"{guard.diff:+.4f} [{guard.ci_low:+.4f}, {guard.ci_high:+.4f}] at {level:.4f}, "
-            f"n = {guard.n}"
-        )
+        reason = f"{best} is measurably better than the default{named}"
         return Decision(best, default, True, best, guard, reason)
-    reason = (
-        f"keep the default ({default}): no candidate is measurably better (best {best}: "
-        f"{guard.diff:+.4f} [{guard.ci_low:+.4f}, {guard.ci_high:+.4f}]; MDE = {guard.mde:.4f} "
-        f"at n = {guard.n})"
-    )
+    reason = f"keep the default{named}: no candidate is measurably better (best rival {best})"
     return Decision(default, default, False, best, guard, reason)
 
 

@@ -25,7 +25,8 @@ def test_guard_keeps_the_default_when_candidates_are_equal() -> None:
     assert not decision.switched
     assert decision.guard is not None
     assert decision.guard.mde > 0
-    assert "MDE" in decision.reason
+    assert decision.guard.ci_low <= 0 <= decision.guard.ci_high
+    assert decision.reason.startswith("keep the default: no candidate is measurably better")
 
 
 def test_guard_switches_when_one_candidate_is_planted_ahead() -> None:

@@ -53,7 +53,7 @@ from bookend.lab.items.suites import load_items
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
-from bookend.lab.report.tuning import build_report, markdown, write
+from bookend.lab.report.tuning import build_report, decision_sentence, markdown, write
 from bookend.lab.selection import Decision
 from bookend.lab.strategies import RANDOM
 
@@ -155,7 +155,8 @@ def tune(
     say(f"racing {', '.join(candidates.names)} on {judging.metric}")
     run = run_race(judging, candidates, batch=batch)
     decision = run.decide(confidence)
-    say(decision.reason)
+    guard = None if decision.guard is None else decision.guard.to_json()
+    say(decision_sentence(judging.metric, decision.reason, guard))
     settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | dict(
         retrievers=names,
         theory=str(spec),

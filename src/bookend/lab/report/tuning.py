@@ -51,12 +51,25 @@ from bookend.lab.stats import estimate
 __all__ = [
     "REPORT_VERSION",
     "build_report",
+    "decision_sentence",
     "markdown",
     "tuned_config",
     "write",
 ]
 
 REPORT_VERSION = 1
+
+
+def decision_sentence(metric: str, reason: str, guard: Mapping[str, Any] | None) -> str:
+    """The decision's ``reason`` with the guard's comparison (a
+    :class:`~bookend.lab.selection.Comparison` as JSON) in ``metric``'s units: points for a
+    probability, nats for ``gold_logprob``."""
+    if guard is None:
+        return reason
+    return (
+        f"{reason}: {difference_cell(metric, guard)} at {guard['level']:.2%} "
+        f"(Bonferroni-corrected), n = {guard['n']}"
+    )
 
 
 def _versus(
@@ -267,7 +280,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     parts = [
         f"## bookend tune: {Path(report['model']).name}, {report['n_judged']} of "
         f"{report['n_items']} items judged",
-        f"**Decision.** {d['reason']}.",
+        f"**Decision.** {decision_sentence(metric, d['reason'], d['guard'])}.",
         f"Written: `{d['chosen']}` (`tuned.json`: the config and its provenance).",
         f"### Candidates on `{metric}` ({units})",
         _candidate_table(report),
