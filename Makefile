@@ -108,21 +108,35 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(BIN)/python bench/eval_orders.py $(foreach r,$(EVAL_REPORTS),bench/eval/$(r)/report.json)
 
 ## suites: the real-text cells of bench/RESULTS.md, "Real-text suites" (issue 17): the NQ and records
-## suites on both models at K = 10 (NQ at K = 20 too), resumable through each run's calls.jsonl
+## suites on both models at K = 10 (NQ at K = 20 too, in bfloat16), resumable through each run's calls.jsonl
 ## (hours per cell on 2 cores), then the worst-case matrix over every measured cell.
 SUITE_RUN = $(EVAL_RUN) --no-oracle
 MATRIX_CELLS = $(foreach r,smollm2-k10 smollm2-k9 smollm2-k20 smollm2-transfer-k10 gemma3-k10 gemma3-k9 gemma3-k20 gemma3-transfer-k10,hard-$(r)=bench/eval/$(r)/report.json)
 suites: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach s,nq records,$(SUITE_RUN) $(SMOLLM2_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/$(s)-smollm2-k10 &&) true
 	$(foreach s,nq records,$(SUITE_RUN) $(GEMMA3_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/$(s)-gemma3-k10 &&) true
-	$(SUITE_RUN) $(SMOLLM2_EVAL) --suite nq --docs 20 --out bench/eval/nq-smollm2-k20
-	$(SUITE_RUN) $(GEMMA3_EVAL) --suite nq --docs 20 --out bench/eval/nq-gemma3-k20
+	$(SUITE_RUN) $(SMOLLM2_EVAL) --suite nq --docs 20 --dtype bfloat16 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/nq-smollm2-k20
+	$(SUITE_RUN) $(GEMMA3_EVAL) --suite nq --docs 20 --dtype bfloat16 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/nq-gemma3-k20
 	$(BIN)/python bench/default_matrix.py $(MATRIX_CELLS) $(foreach c,$(wildcard bench/eval/nq-*/report.json bench/eval/records-*/report.json),$(patsubst bench/eval/%/report.json,%,$(c))=$(c)) --json bench/default_matrix.json
 
-## tune: bookend tune on SmolLM2 with real NQ passages at K = 10: the calls and minutes to a decision
-## (resumable through the run's calls.jsonl)
-tune: $(SMOLLM2_STAMP) $(EVAL_STAMP)
-	$(BIN)/bookend tune --weights smollm2 --suite nq --split calibration --docs 10 --items 60 --threads 1 --out bench/tune/smollm2-nq-k10
+## tune: the tune-then-eval cells of bench/RESULTS.md, "`bookend tune`" (issue 18): bookend tune on each
+## suite's calibration split (60 items; resumable through each run's calls.jsonl), then
+## bench/tuned_cells.py judges each choice on the evaluation cells of `make eval` and `make suites`
+TUNE_RUN = $(BIN)/bookend tune --items 60
+TUNE_CELLS = records-smollm2=tune/records-smollm2-k10:eval/records-smollm2-k10/report.json \
+	hard-smollm2=tune/hard-smollm2-k10:eval/smollm2-k10/report.json \
+	nq-smollm2=tune/nq-smollm2-k10:eval/nq-smollm2-k10/report.json \
+	records-gemma3=tune/records-gemma3-k10:eval/records-gemma3-k10/report.json \
+	hard-gemma3=tune/hard-gemma3-k10:eval/gemma3-k10/report.json \
+	nq-gemma3=tune/nq-gemma3-k10:eval/nq-gemma3-k10/report.json \
+	nq-smollm2-k20=tune/nq-smollm2-k20:eval/nq-smollm2-k20/report.json
+tune: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
+	$(foreach s,hard records,$(TUNE_RUN) --weights smollm2 --suite $(s) --docs 10 --threads 1 --out bench/tune/$(s)-smollm2-k10 &&) true
+	$(TUNE_RUN) --weights smollm2 --suite hard --docs 10 --threads 2 --dtype bfloat16 --out bench/tune/hard-smollm2-k10-bf16
+	$(TUNE_RUN) --weights smollm2 --suite nq --docs 10 --threads 1 --dtype bfloat16 --out bench/tune/nq-smollm2-k10
+	$(foreach s,hard nq records,$(TUNE_RUN) --weights gemma3-270m --suite $(s) --docs 10 --threads 1 --dtype bfloat16 --out bench/tune/$(s)-gemma3-k10 &&) true
+	$(TUNE_RUN) --weights smollm2 --suite nq --docs 20 --threads 1 --dtype bfloat16 --out bench/tune/nq-smollm2-k20
+	cd bench && ../$(BIN)/python tuned_cells.py --json tuned_cells.json $(TUNE_CELLS)
 
 ## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
 validator: $(SMOLLM2_STAMP)

@@ -67,7 +67,12 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         help="model spec of the theory orders (default: from the config; with --endpoint, the "
         "preset that --served-model names)",
     )
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    p.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="cpu",
+        help="where the model runs (default cpu); auto takes CUDA when there is a GPU",
+    )
     p.add_argument(
         "--dtype",
         choices=("float32", "bfloat16", "float16"),
