@@ -218,6 +218,8 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     assert decision["reason"] in text
     # The guard's figures in the report's units (points), not as fractions.
     assert f"(MDE {100 * guard['mde']:.2f}) at {guard['level']:.2%}" in text
+    if not decision["switched"]:
+        assert f"{4 * guard['n']} items (4x) would halve it, to about " in text
     assert "### Fitted profile" in text
     assert "Target `candidate_prob`, 24 outcomes. Pooled: primacy " in text
     # A run that chooses `fitted` writes a tuned.json that loads and places everywhere.
@@ -322,6 +324,7 @@ def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
     assert "keep the default" in result.decision.reason
     assert result.decision.guard is not None
     assert result.decision.guard.mde > 0
+    assert f"{4 * result.decision.guard.n} items (4x) would halve it" in result.markdown
 
 
 def _items(n: int, k: int) -> list[Item]:

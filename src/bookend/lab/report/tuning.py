@@ -228,8 +228,15 @@ def _against_default(report: Mapping[str, Any]) -> str:
     level = f"at {d['guard']['level']:.2%}, Bonferroni-corrected"
     if d["switched"]:
         return f"- against the default ({level}): {_difference(metric, d['guard'])}"
-    return f"- the best rival, {d['best']}, against the default ({level}): " + _difference(
-        metric, d["guard"]
+    guard = d["guard"]
+    # The MDE falls as 1/sqrt(n): what a kept default would need to see a smaller effect.
+    unit = "nats" if metric == "gold_logprob" else "points"
+    more = f"{value_cell(metric, guard['mde'] / 2)} {unit}"
+    return (
+        f"- the best rival, {d['best']}, against the default ({level}): "
+        f"{_difference(metric, guard)}\n"
+        f"- an effect smaller than the MDE goes unseen: {4 * guard['n']} items (4x) would halve "
+        f"it, to about {more}"
     )
 
 
