@@ -120,6 +120,11 @@ def minimax(cells: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[s
     return sorted(rows, key=lambda r: (r["worst_loss"], -r["cells"]))
 
 
+def points(d: Mapping[str, Any]) -> str:
+    """A paired difference of probabilities in points: ``diff [ci_low, ci_high]``."""
+    return f"{100 * d['diff']:+.1f} [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
+
+
 def markdown(cells: Mapping[str, Mapping[str, Mapping[str, Any]]], ranked: Sequence[Any]) -> str:
     """The matrix (mean per cell; loss against the cell's best, with its interval) and the
     ranking."""
@@ -138,10 +143,7 @@ def markdown(cells: Mapping[str, Mapping[str, Mapping[str, Any]]], ranked: Seque
             else:
                 d = per[name]["vs_best"]
                 mark = " ✗" if d["verdict"] == "worse" else ""
-                row.append(
-                    f"{100 * per[name]['mean']:.1f} ({100 * d['diff']:+.1f} "
-                    f"[{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]){mark}"
-                )
+                row.append(f"{100 * per[name]['mean']:.1f} ({points(d)}){mark}")
         lines.append(f"| {cell} | " + " | ".join(row) + " |")
     lines += [
         "",

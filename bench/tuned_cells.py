@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from default_matrix import per_item
+from default_matrix import per_item, points
 
 from bookend.lab.stats import paired_difference
 
@@ -66,10 +66,6 @@ def judge(tune: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _points(d: dict[str, Any]) -> str:
-    return f"{100 * d['diff']:+.1f} [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cells", nargs="+", metavar="CELL=TUNE_DIR:EVAL_REPORT")
@@ -89,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for cell, j in judged.items():
         mde = "no rival differed" if j["tune_mde"] is None else f"MDE {100 * j['tune_mde']:.1f}"
         choice = j["chosen"] + ("" if j["switched"] else f" (kept; {mde})")
-        rivals = " | ".join(_points(j["versus"][r]) for r in FRAMEWORKS_AND_RANDOM)
+        rivals = " | ".join(points(j["versus"][r]) for r in FRAMEWORKS_AND_RANDOM)
         a = "met" if j["a_never_behind"] else "not met"
         b = "met" if j["b_ahead_of_frameworks_and_random"] else "not met"
         print(f"| {cell} | {choice} | {100 * j['mean']:.1f}% | {rivals} | {a} | {b} |")

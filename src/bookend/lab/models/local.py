@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -213,7 +214,7 @@ class LocalScorer:
         self.cache = cache if cache is not None else CallCache()
         self.calls = 0
 
-    @property
+    @cached_property
     def spec(self) -> bookend.ModelSpec:
         """The theory spec of the model's architecture (its depth), from its config, named after
         the weights: their preset's key when they name one (``gemma3-270m`` for

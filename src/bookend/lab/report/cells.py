@@ -9,12 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["difference_cell", "estimate_cell", "value_cell"]
+__all__ = ["difference_cell", "difference_unit", "estimate_cell", "value_cell"]
 
 
 def value_cell(metric: str, value: float) -> str:
     """A value of ``metric``: nats for ``gold_logprob``, else percent."""
     return f"{100 * value:.1f}" if metric != "gold_logprob" else f"{value:.3f}"
+
+
+def difference_unit(metric: str) -> str:
+    """The unit of a difference of ``metric`` as :func:`difference_cell` and :func:`value_cell`
+    show it: nats for ``gold_logprob``, else points."""
+    return "nats" if metric == "gold_logprob" else "points"
 
 
 def estimate_cell(metric: str, e: Mapping[str, Any]) -> str:

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 import bookend
-from bookend.lab.report.cells import difference_cell, estimate_cell, value_cell
+from bookend.lab.report.cells import difference_cell, difference_unit, estimate_cell, value_cell
 from bookend.lab.selection import Comparison, Decision, compare
 from bookend.lab.stats import estimate
 
@@ -230,8 +230,7 @@ def _against_default(report: Mapping[str, Any]) -> str:
         return f"- against the default ({level}): {_difference(metric, d['guard'])}"
     guard = d["guard"]
     # The MDE falls as 1/sqrt(n): what a kept default would need to see a smaller effect.
-    unit = "nats" if metric == "gold_logprob" else "points"
-    more = f"{value_cell(metric, guard['mde'] / 2)} {unit}"
+    more = f"{value_cell(metric, guard['mde'] / 2)} {difference_unit(metric)}"
     return (
         f"- the best rival, {d['best']}, against the default ({level}): "
         f"{_difference(metric, guard)}\n"
