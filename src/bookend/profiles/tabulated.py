@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, TypeAlias, get_args
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy.typing as npt
 from bookend.arrays import FloatArray
 from bookend.profiles.base import PROFILE_FORMAT, PROFILE_VERSION, StoredProfile, check_header
 
-__all__ = ["TABLE_KINDS", "TableKind", "TabulatedProfile"]
+__all__ = ["TABLE_KINDS", "TableKind", "TabulatedProfile", "slot_table_at"]
 
 TableKind: TypeAlias = Literal["position", "slot"]
 TABLE_KINDS: tuple[TableKind, ...] = get_args(TableKind)
@@ -26,6 +27,12 @@ class TabulatedProfile(StoredProfile):
     position 1 first); ``kind="slot"`` one per equal slot (for example the accuracy of a model when
     the answer sits in slot ``k`` of ``K``). Either way the density is constant within a bin and the
     CDF is piecewise linear and monotone, so any chunk lengths can be evaluated.
+
+    A slot table read at more slots ``K' > n`` than it has (:meth:`cdf_at_tokens` with
+    ``total = K'``) gives slot ``j`` the weight at its centre of the line through the measured
+    weights at their slot centres (:func:`slot_table_at`), not its bin's constant density: read
+    that way, the two halves of a measured slot would tie, and the tie would go to the earlier
+    one, away from a rising end. Read at fewer slots, each slot takes the mass of its span.
 
     Args:
         weights: non-negative, finite, not all zero; any scale (they are normalised).
@@ -75,12 +82,23 @@ class TabulatedProfile(StoredProfile):
 
     @property
     def density_non_increasing(self) -> bool:
-        """Whether the weights never rise, the final bin (which holds the final token) aside."""
-        return bool(np.all(np.diff(self.weights[:-1]) <= 0))
+        """Whether the weights never rise, the final bin (which holds the final token) aside;
+        a slot table may not rise in its final bin either, since read at more slots that rise
+        spans several (:func:`slot_table_at`)."""
+        body = self.weights if self.kind == "slot" else self.weights[:-1]
+        return bool(np.all(np.diff(body) <= 0))
 
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         knots, cum = self._knots
         return np.asarray(np.interp(np.asarray(x, dtype=np.float64), knots, cum), dtype=np.float64)
+
+    def cdf_at_tokens(self, offsets: npt.ArrayLike, total: float) -> FloatArray:
+        """``F(offset / total)``; for a slot table read at ``total`` slots, more than it has, the
+        CDF of the table resampled to ``total`` slots (:func:`slot_table_at`)."""
+        if self.kind != "slot" or total <= len(self.weights) or not float(total).is_integer():
+            return super().cdf_at_tokens(offsets, total)
+        resampled = _resampled(self.weights, int(total))
+        return resampled.cdf_at_tokens(offsets, total)
 
     @classmethod
     def from_points(
@@ -97,8 +115,7 @@ class TabulatedProfile(StoredProfile):
                 f"positions and values must have the same length >= 2, got "
                 f"{len(positions)} positions and {len(values)} values"
             )
-        centres = (np.arange(n_bins) + 0.5) / n_bins
-        weights = np.interp(centres, np.asarray(positions), np.asarray(values))
+        weights = _at_centres(np.asarray(positions), np.asarray(values), n_bins)
         return cls(weights=tuple(weights.tolist()), kind="slot", **kwargs)
 
     def to_json(self) -> dict[str, Any]:
@@ -149,3 +166,33 @@ class TabulatedProfile(StoredProfile):
         if not isinstance(other, TabulatedProfile):
             return NotImplemented
         return (self.weights, self.kind) == (other.weights, other.kind)
+
+
+def slot_table_at(weights: Sequence[float], n_slots: int) -> FloatArray:
+    """A slot table of ``n`` weights read at ``n_slots >= n`` slots:
+    ``w'_j = L((j + 1/2) / n_slots)`` with ``L`` the line through ``((i + 1/2) / n, w_i)``, flat
+    beyond the outer centres.
+
+    At ``n_slots = n`` the table itself; a monotone table stays monotone, every measured weight
+    above zero keeps a slot above zero, and two new slots share a weight only where the table is
+    flat.
+    """
+    if n_slots < len(weights):
+        raise ValueError(
+            f"n_slots must be >= the table's {len(weights)} slots, got n_slots={n_slots!r}"
+        )
+    w = np.asarray(weights, dtype=np.float64)
+    return _at_centres((np.arange(w.size) + 0.5) / w.size, w, n_slots)
+
+
+def _at_centres(positions: FloatArray, values: FloatArray, n_bins: int) -> FloatArray:
+    """Values known at normalised ``positions``, interpolated linearly at the centres of
+    ``n_bins`` equal bins (flat beyond the outer positions)."""
+    centres = (np.arange(n_bins) + 0.5) / n_bins
+    return np.asarray(np.interp(centres, positions, values), dtype=np.float64)
+
+
+@lru_cache(maxsize=256)
+def _resampled(weights: tuple[float, ...], n_slots: int) -> TabulatedProfile:
+    """The slot table at ``n_slots`` slots (cached: placement reads it on every call)."""
+    return TabulatedProfile(weights=tuple(slot_table_at(weights, n_slots).tolist()), kind="slot")

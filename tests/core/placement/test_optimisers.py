@@ -21,6 +21,8 @@ PROFILES: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
     TheoryProfile(ModelSpec(depth=12, attn_share=0.2)),
     TabulatedProfile(weights=(5.0, 1.0, 0.5, 0.2, 0.4, 3.0), kind="slot"),
+    # Falling but for its last slot, and read at up to twice its slots (then the rise spans two).
+    TabulatedProfile(weights=(4.0, 3.0, 2.5, 6.0), kind="slot"),
     # A measured token-level U: a first-token sink, a valley, recency.
     TabulatedProfile(weights=(9.0, 2.0, 1.0, 0.5, 0.4, 0.6, 1.5, 4.0), kind="position"),
 ]

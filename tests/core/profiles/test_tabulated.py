@@ -1,7 +1,9 @@
-"""Tabulated profiles: slots reproduced, the density flag, the versioned JSON and its checks."""
+"""Tabulated profiles: slots reproduced, read at more slots, the density flag, the versioned JSON
+and its checks."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from bookend import (
     reorder,
     resolve_profile,
 )
+from bookend.profiles.tabulated import slot_table_at
 from bookend.weighing import slot_weights
 
 LLAMA = TheoryProfile(ModelSpec.preset("llama-3.1-8b"))
@@ -34,6 +37,52 @@ def test_tabulated_slot_profile_reproduces_its_slots(weights: list[float]) -> No
     np.testing.assert_allclose(got * sum(weights) / len(weights), weights, atol=1e-9)
     x = np.linspace(0, 1, 101)
     assert np.all(np.diff(profile.cdf(x)) >= -1e-15)
+
+
+TABLES = st.lists(st.floats(min_value=0, max_value=100), min_size=1, max_size=12).filter(
+    lambda w: max(w) > 0
+)
+
+
+@given(weights=TABLES, factor=st.integers(min_value=1, max_value=4))
+def test_a_slot_table_read_at_more_slots_follows_the_line_through_its_centres(
+    weights: list[float], factor: int
+) -> None:
+    n = len(weights)
+    profile = TabulatedProfile(weights=tuple(weights), kind="slot")
+    got = slot_weights(profile, n * factor)
+    expected = np.interp(
+        (np.arange(n * factor) + 0.5) / (n * factor), (np.arange(n) + 0.5) / n, weights
+    )
+    np.testing.assert_allclose(got, expected * got.size / expected.sum(), rtol=1e-9, atol=1e-12)
+    assert np.all(got >= 0)
+    assert got.max() > 0
+    if all(a >= b for a, b in itertools.pairwise(weights)):
+        assert np.all(np.diff(got) <= 1e-9)  # a monotone table stays monotone
+        assert profile.density_non_increasing
+
+
+def test_a_slot_table_rising_in_its_last_slot_gives_the_top_chunk_the_last_of_twice_as_many() -> (
+    None
+):
+    # Read as constant bins, slots 19 and 20 of 20 would share the last measured weight, and the
+    # tie would put the most relevant chunk second to last.
+    table = TabulatedProfile(
+        weights=(0.32, 0.28, 0.25, 0.24, 0.25, 0.26, 0.29, 0.33, 0.39, 0.56), kind="slot"
+    )
+    weights = slot_weights(table, 20)
+    assert weights[19] > weights[18] > weights[17]
+    assert weights[0] > weights[1]
+    scores = list(range(20, 0, -1))
+    assert reorder([str(i) for i in range(20)], scores, model=table).order[-1] == 0
+    assert not table.density_non_increasing
+
+
+def test_a_slot_table_read_at_fewer_slots_takes_the_mass_of_each_span() -> None:
+    table = TabulatedProfile(weights=(4.0, 2.0, 2.0, 0.0), kind="slot")
+    np.testing.assert_allclose(slot_weights(table, 2), [1.5, 0.5])
+    with pytest.raises(ValueError, match="n_slots must be >= the table's 4 slots, got n_slots=3"):
+        slot_table_at((4.0, 2.0, 2.0, 0.0), 3)
 
 
 def test_tabulated_profile_json_roundtrip(tmp_path: Path) -> None:
@@ -92,4 +141,8 @@ def test_density_shape_flag_selects_the_placement_search() -> None:
     assert LLAMA.density_non_increasing
     assert TabulatedProfile(weights=(5.0, 3.0, 3.0, 1.0, 9.0)).density_non_increasing
     assert not TabulatedProfile(weights=(5.0, 1.0, 2.0, 1.0, 9.0)).density_non_increasing
+    # Read at more slots, a slot table's rise in its final slot spans several.
+    assert not TabulatedProfile(
+        weights=(5.0, 3.0, 3.0, 1.0, 9.0), kind="slot"
+    ).density_non_increasing
     assert not resolve_profile("liu2023:gpt-3.5-turbo").density_non_increasing
