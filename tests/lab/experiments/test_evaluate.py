@@ -1,6 +1,7 @@
 """``bookend eval`` end to end on a tiny random model built here (offline, seconds)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -215,3 +216,60 @@ def test_bookend_evaluate_is_the_lab_function_and_imports_no_torch() -> None:
     code = "import sys, bookend; bookend.evaluate; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _orders(report: dict[str, Any]) -> set[tuple[str, tuple[int, ...]]]:
+    return {
+        (str(it["id"]), tuple(r["order"]))
+        for it in report["items"]
+        for r in it["results"].values()
+        if "order" in r
+    }
+
+
+def test_a_previous_report_answers_its_orders_and_only_new_ones_call_the_model(
+    tiny: SimpleNamespace, tmp_path: Path, counted: list[str]
+) -> None:
+    items = _items(6, 5)
+    first = evaluate(
+        items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, out_dir=tmp_path
+    )
+    assert first.report["settings"]["reused"] is None
+    counted.clear()
+    slots = bookend.TabulatedProfile(weights=(1.0, 0.3, 0.2, 0.4, 3.0), kind="slot")
+    run = {"retrievers": ["bm25"], "progress": False, "profiles": {"slots": slots}}
+    second = evaluate(items, scorer=LocalScorer(tiny), reuse=tmp_path / "report.json", **run)
+    new = _orders(second.report) - _orders(first.report)
+    assert new  # the table orders some items as no earlier strategy did
+    # Only the new orders call the model, and three reused ones are rescored as a check.
+    assert len(counted) == second.calls == len({*counted}) == len(new) + 3
+    assert second.report["settings"]["reused"] == str(tmp_path / "report.json")
+    for old, now in zip(first.report["items"], second.report["items"], strict=True):
+        assert all(now["results"][name] == result for name, result in old["results"].items())
+    # What it reused is what scoring gives: a full run agrees on every strategy.
+    full = evaluate(items, scorer=LocalScorer(tiny), **run)
+    assert full.report["strategies"] == second.report["strategies"]
+
+
+def test_reuse_refuses_a_report_of_another_model_or_other_scores(
+    tiny: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = _items(3, 4)
+    evaluate(items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, out_dir=tmp_path)
+    path = tmp_path / "report.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    for result in report["items"][0]["results"].values():
+        if "order" in result:
+            result["gold_logprob"] += 0.5  # another model's score of the same prompt
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"--reuse .*report.json: item '0' in order .* scores"):
+        evaluate(items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, reuse=path)
+    report["model"] = "another-model|float32"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    other = re.escape("is a report of 'another-model|float32', not of")
+    with pytest.raises(ValueError, match=other):
+        evaluate(items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, reuse=path)
+    assert main(["eval", "--weights", str(tmp_path), "--reuse", str(tmp_path / "no.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--reuse must be a bookend eval report.json" in err
+    assert "\n" not in err

@@ -73,6 +73,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--random-draws", type=int, help="random shuffles per item (default 3)")
     p.add_argument("--no-oracle", action="store_true", help="skip the oracle")
+    p.add_argument(
+        "--reuse",
+        metavar="REPORT",
+        help="a previous report.json of this model on these items: its scored orders are taken "
+        "from it (a few rescored as a check), only new orders call the model",
+    )
     p.add_argument("--quick", action="store_true", help="a smoke run of a few minutes")
     p.set_defaults(func=guarded(_evaluate), command_name="eval")
 
@@ -103,6 +109,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     sizes = QUICK if args.quick else DEFAULT
     check_counts(args, ("docs", "items", "random_draws", "threads"))
     profiles = _strategy_settings(args)
+    if args.reuse is not None and not os.path.isfile(args.reuse):
+        # Before the model loads: a mistyped path should not cost a minute of loading.
+        raise ValueError(
+            f"--reuse must be a bookend eval report.json, got {args.reuse!r} (no file)"
+        )
     check_profiles("--profile", [p for p in profiles.values() if isinstance(p, str)])
     set_threads(args.threads)
     from bookend.lab.experiments.evaluate import evaluate
@@ -118,5 +129,6 @@ def _evaluate(args: argparse.Namespace) -> int:
             profiles=profiles,
             random_draws=args.random_draws or sizes["random_draws"],
             oracle=not args.no_oracle,
+            reuse=args.reuse,
         )
     return print_result(result.markdown, result.files)

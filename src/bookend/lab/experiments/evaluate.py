@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend
+from bookend.lab.experiments.reuse import CHECKED, load_known_scores
 from bookend.lab.experiments.setup import (
     DEFAULT_FAMILIES,
     call_cache,
@@ -86,6 +87,7 @@ def evaluate(
     theory: bookend.ModelLike | None = None,
     random_draws: int = 3,
     oracle: bool = True,
+    reuse: str | Path | None = None,
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -114,13 +116,17 @@ def evaluate(
         random_draws: seeded random orders per item, averaged (the ``random`` strategy).
         oracle: add the oracle (the gold document in the best slot of the measured position
             curve, the other documents in retrieval order).
+        reuse: a previous ``report.json`` of this model on these items: every ``(item, order)``
+            it scored takes its metrics from there, and only new orders call the model
+            (:mod:`~bookend.lab.experiments.reuse`; a few are rescored first as a check).
         out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
         progress: show tqdm progress bars (on stderr).
         log: where to send one-line status messages (default: nowhere).
 
     Raises:
-        ValueError: for malformed items, unknown retrievers or suites, bad sizes, or a scorer
-            without a model config and no ``theory``.
+        ValueError: for malformed items, unknown retrievers or suites, bad sizes, a scorer
+            without a model config and no ``theory``, or a ``reuse`` report of another model or
+            items.
     """
     say = log or (lambda _message: None)
     if random_draws < 1:
@@ -149,13 +155,26 @@ def evaluate(
     )
     say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
     metrics = metric_names(loaded)
+    known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
+    if known is not None:
+        taken = sum(bool(known.get(loaded[t.item].item_id, t.order, metrics)) for t in trials)
+        checked = min(taken, CHECKED)
+        say(f"{taken} of {len(trials)} trials scored in {known.source}; {checked} rescored")
     measured = run_trials(
-        scorer, loaded, ranked.per_item, trials, metrics, oracle=oracle, progress=progress
+        scorer,
+        loaded,
+        ranked.per_item,
+        trials,
+        metrics,
+        oracle=oracle,
+        progress=progress,
+        known=known,
     )
     settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | _design(
         names, random_draws, oracle, profiles, spec, device, dtype
     )
     settings["endpoint"] = endpoint_settings(scorer)
+    settings["reused"] = None if known is None else known.source
     timing = _timing(started, load_seconds, measured.trials, scorer.calls)
     report = _report(scorer.model_id, settings, loaded, ranked, measured, metrics, timing)
     text = markdown(report)

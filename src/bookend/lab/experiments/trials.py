@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from bookend.lab.experiments.reuse import CHECKED, KnownScores
 from bookend.lab.items.item import Item
-from bookend.lab.metrics import item_metrics, primary_metric
+from bookend.lab.metrics import item_metrics, metric_names, primary_metric
 from bookend.lab.models.scorer import Scorer, score_all
 from bookend.lab.retrieval import RETRIEVERS, Ranking, make_retriever, rank
 from bookend.lab.stats import estimate
@@ -165,21 +166,41 @@ def plan_trials(
 
 
 def score_trials(
-    scorer: Scorer, items: Sequence[Item], trials: Sequence[Trial], *, desc: str, progress: bool
+    scorer: Scorer,
+    items: Sequence[Item],
+    trials: Sequence[Trial],
+    *,
+    desc: str,
+    progress: bool,
+    known: KnownScores | None = None,
 ) -> list[dict[str, float]]:
-    """The metrics of every trial; each distinct prompt is scored once."""
-    requests: dict[str, Sequence[str]] = {}
-    for t in trials:
-        requests.setdefault(t.prompt, items[t.item].continuations)
-    scored = score_all(scorer, requests, desc=desc, progress=progress)
-    return [
-        item_metrics(
-            scored[t.prompt],
-            items[t.item].answer_index,
-            candidates=items[t.item].candidates is not None,
-        )
-        for t in trials
+    """The metrics of every trial; each distinct prompt is scored once. With ``known`` (the
+    scores of a previous report, :mod:`~bookend.lab.experiments.reuse`), a trial it holds takes
+    its metrics from there once the first :data:`~bookend.lab.experiments.reuse.CHECKED` of
+    those in the run, scored again, agree."""
+    metrics = metric_names(items)
+    reused = [
+        {} if known is None else known.get(items[t.item].item_id, t.order, metrics) for t in trials
     ]
+    checked = {t.prompt: t for t, r in zip(trials, reused, strict=True) if r}
+    wanted = 0 if known is None else max(CHECKED - known.checked, 0)
+    checked = dict(list(checked.items())[:wanted])
+    requests: dict[str, Sequence[str]] = {}
+    for t, r in zip(trials, reused, strict=True):
+        if not r or t.prompt in checked:
+            requests.setdefault(t.prompt, items[t.item].continuations)
+    scored = score_all(scorer, requests, desc=desc, progress=progress)
+
+    def scored_metrics(t: Trial) -> dict[str, float]:
+        item = items[t.item]
+        return item_metrics(
+            scored[t.prompt], item.answer_index, candidates=item.candidates is not None
+        )
+
+    if known is not None:
+        for t in checked.values():
+            known.check(items[t.item].item_id, t.order, scored_metrics(t))
+    return [r or scored_metrics(t) for t, r in zip(trials, reused, strict=True)]
 
 
 def record(
@@ -252,16 +273,19 @@ def run_trials(
     *,
     oracle: bool,
     progress: bool,
+    known: KnownScores | None = None,
 ) -> Measured:
     """Score and record ``trials``, measure the position curve on the shuffles, add the oracle
-    (when asked; its best slot by the primary metric) and the ``random`` average."""
+    (when asked; its best slot by the primary metric) and the ``random`` average; ``known``
+    answers the trials a previous report scored (:func:`score_trials`)."""
     results: Results = [{} for _ in items]
     done = list(trials)
-    record(results, items, done, score_trials(scorer, items, done, desc="eval", progress=progress))
+    scored = score_trials(scorer, items, done, desc="eval", progress=progress, known=known)
+    record(results, items, done, scored)
     curve = position_curve(items, results, metrics)
     if oracle:
         extra = oracle_trials(items, rankings, curve, primary_metric(metrics))
-        scored = score_trials(scorer, items, extra, desc="oracle", progress=progress)
+        scored = score_trials(scorer, items, extra, desc="oracle", progress=progress, known=known)
         record(results, items, extra, scored)
         done += extra
     average_random(results, metrics)
