@@ -97,8 +97,7 @@ class TabulatedProfile(StoredProfile):
         CDF of the table resampled to ``total`` slots (:func:`slot_table_at`)."""
         if self.kind != "slot" or total <= len(self.weights) or not float(total).is_integer():
             return super().cdf_at_tokens(offsets, total)
-        resampled = _resampled(self.weights, int(total))
-        return resampled.cdf_at_tokens(offsets, total)
+        return _resampled(self, int(total)).cdf_at_tokens(offsets, total)
 
     @classmethod
     def from_points(
@@ -193,6 +192,8 @@ def _at_centres(positions: FloatArray, values: FloatArray, n_bins: int) -> Float
 
 
 @lru_cache(maxsize=256)
-def _resampled(weights: tuple[float, ...], n_slots: int) -> TabulatedProfile:
-    """The slot table at ``n_slots`` slots (cached: placement reads it on every call)."""
-    return TabulatedProfile(weights=tuple(slot_table_at(weights, n_slots).tolist()), kind="slot")
+def _resampled(table: TabulatedProfile, n_slots: int) -> TabulatedProfile:
+    """``table`` at ``n_slots`` slots (cached on the table, whose hash is computed once:
+    placement reads it on every call)."""
+    weights = slot_table_at(table.weights, n_slots)
+    return TabulatedProfile(weights=tuple(weights.tolist()), kind="slot")

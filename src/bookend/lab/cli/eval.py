@@ -31,6 +31,7 @@ from bookend.lab.cli.runs import (
     run_arguments,
     served_scorer,
 )
+from bookend.lab.experiments.reuse import not_a_report
 
 __all__ = ["QUICK", "register"]
 
@@ -111,9 +112,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     profiles = _strategy_settings(args)
     if args.reuse is not None and not os.path.isfile(args.reuse):
         # Before the model loads: a mistyped path should not cost a minute of loading.
-        raise ValueError(
-            f"--reuse must be a bookend eval report.json, got {args.reuse!r} (no file)"
-        )
+        raise not_a_report(args.reuse, "no file")
     check_profiles("--profile", [p for p in profiles.values() if isinstance(p, str)])
     set_threads(args.threads)
     from bookend.lab.experiments.evaluate import evaluate

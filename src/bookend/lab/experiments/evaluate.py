@@ -37,6 +37,7 @@ from bookend.lab.experiments.trials import (
     gold_ranks,
     plan_trials,
     retriever_names,
+    reused_metrics,
     run_trials,
 )
 from bookend.lab.items.item import Item
@@ -157,7 +158,7 @@ def evaluate(
     metrics = metric_names(loaded)
     known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
     if known is not None:
-        taken = sum(bool(known.get(loaded[t.item].item_id, t.order, metrics)) for t in trials)
+        taken = sum(map(bool, reused_metrics(known, loaded, trials)))
         checked = min(taken, CHECKED)
         say(f"{taken} of {len(trials)} trials scored in {known.source}; {checked} rescored")
     measured = run_trials(

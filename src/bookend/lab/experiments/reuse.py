@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CHECKED", "TOLERANCE", "KnownScores", "load_known_scores", "same_model"]
+__all__ = [
+    "CHECKED",
+    "TOLERANCE",
+    "KnownScores",
+    "load_known_scores",
+    "not_a_report",
+    "same_model",
+]
 
 #: Reused scores that are scored again before any is taken.
 CHECKED = 3
@@ -69,6 +76,11 @@ def same_model(reported: str, model_id: str) -> bool:
         return Path(weights).name, dtype or "float32"
 
     return reported == model_id or key(reported) == key(model_id)
+
+
+def not_a_report(path: str | Path, why: str) -> ValueError:
+    """The one-line error for a ``--reuse`` path that is not a readable report."""
+    return ValueError(f"--reuse must be a bookend eval report.json, got {str(path)!r} ({why})")
 
 
 def load_known_scores(path: str | Path, model_id: str) -> KnownScores:

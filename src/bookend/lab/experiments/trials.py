@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,7 @@ __all__ = [
     "rank_items",
     "record",
     "retriever_names",
+    "reused_metrics",
     "run_trials",
     "score_trials",
 ]
@@ -165,6 +167,16 @@ def plan_trials(
     return trials
 
 
+def reused_metrics(
+    known: KnownScores | None, items: Sequence[Item], trials: Sequence[Trial]
+) -> list[dict[str, float]]:
+    """Per trial, its metrics in ``known`` (``{}`` when it holds none, or without ``known``)."""
+    if known is None:
+        return [{} for _ in trials]
+    metrics = metric_names(items)
+    return [known.get(items[t.item].item_id, t.order, metrics) for t in trials]
+
+
 def score_trials(
     scorer: Scorer,
     items: Sequence[Item],
@@ -178,13 +190,10 @@ def score_trials(
     scores of a previous report, :mod:`~bookend.lab.experiments.reuse`), a trial it holds takes
     its metrics from there once the first :data:`~bookend.lab.experiments.reuse.CHECKED` of
     those in the run, scored again, agree."""
-    metrics = metric_names(items)
-    reused = [
-        {} if known is None else known.get(items[t.item].item_id, t.order, metrics) for t in trials
-    ]
-    checked = {t.prompt: t for t, r in zip(trials, reused, strict=True) if r}
+    reused = reused_metrics(known, items, trials)
     wanted = 0 if known is None else max(CHECKED - known.checked, 0)
-    checked = dict(list(checked.items())[:wanted])
+    reused_prompts = {t.prompt: t for t, r in zip(trials, reused, strict=True) if r}
+    checked = dict(itertools.islice(reused_prompts.items(), wanted))
     requests: dict[str, Sequence[str]] = {}
     for t, r in zip(trials, reused, strict=True):
         if not r or t.prompt in checked:
