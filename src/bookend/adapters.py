@@ -26,6 +26,7 @@ __all__ = [
     "WEIGHT_KEY",
     "AdapterConfig",
     "Annotation",
+    "CheckedSettings",
     "PlacerCache",
     "first_slot_annotations",
     "one_line_errors",
@@ -36,6 +37,7 @@ __all__ = [
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
+C = TypeVar("C", bound="CheckedSettings")
 
 
 @contextmanager
@@ -81,6 +83,32 @@ def with_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     tuned = load_config(config)
     tuned.warn_if_other_model(model=given.get("model"), stacklevel=4)
     return {**dict(tuned.config), **given}
+
+
+class CheckedSettings(BaseModel):
+    """What a pydantic adapter does to its settings: ``config=`` read (:func:`with_config`), and
+    construction, assignment and :meth:`model_copy` checked, with one-line errors.
+
+    Put it first among the adapter's bases: a framework base's own ``__init__`` would otherwise
+    run first and skip ``config=``.
+    """
+
+    def __init__(self, **settings: Any) -> None:
+        with one_line_errors():
+            super().__init__(**with_config(settings))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        with one_line_errors():  # frozen or validated on assignment, say so in one line
+            super().__setattr__(name, value)
+
+    def model_copy(self: C, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> C:
+        """A copy, with ``update`` applied and checked as the constructor checks settings
+        (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
+
+        Raises:
+            ValueError: an unknown setting or a bad value, named in the message.
+        """
+        return validated_copy(super().model_copy(deep=deep), update)
 
 
 #: The settings of :class:`~bookend.PlacementConfig`: the fields every adapter mirrors.

@@ -17,10 +17,8 @@ from bookend.adapters import (
     SLOT_KEY,
     WEIGHT_KEY,
     AdapterConfig,
+    CheckedSettings,
     first_slot_annotations,
-    one_line_errors,
-    validated_copy,
-    with_config,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
@@ -30,6 +28,7 @@ ReorderInput = Sequence[Document] | Mapping[str, Any]
 
 
 class BookendReorder(
+    CheckedSettings,
     RunnableSerializable[ReorderInput, list[Document]],
     BaseDocumentCompressor,
     BaseDocumentTransformer,
@@ -88,25 +87,6 @@ class BookendReorder(
         default=("relevance_score", "score"),
         description="Metadata key(s) holding a document's score; the first present wins.",
     )
-
-    def __init__(self, **settings: Any) -> None:
-        with one_line_errors():
-            super().__init__(**with_config(settings))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        with one_line_errors():  # the reorderer is frozen: say so in one line
-            super().__setattr__(name, value)
-
-    def model_copy(
-        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
-    ) -> BookendReorder:
-        """A copy, with ``update`` applied and checked as the constructor checks settings
-        (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
-
-        Raises:
-            ValueError: an unknown setting or a bad value, named in the message.
-        """
-        return validated_copy(super().model_copy(deep=deep), update)
 
     @field_validator("score_key", mode="before")
     @classmethod

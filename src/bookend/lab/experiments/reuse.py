@@ -95,9 +95,7 @@ def load_known_scores(path: str | Path, model_id: str) -> KnownScores:
         items = report["items"]
         reported = str(report["model"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(
-            f"--reuse must be a bookend eval report.json, got {where!r} ({exc})"
-        ) from None
+        raise not_a_report(path, str(exc)) from None
     if not same_model(reported, model_id):
         raise ValueError(f"--reuse {where} is a report of {reported!r}, not of {model_id!r}")
     scores: dict[tuple[str, tuple[int, ...]], Mapping[str, float]] = {}

@@ -21,10 +21,8 @@ from bookend.adapters import (
     SLOT_KEY,
     WEIGHT_KEY,
     AdapterConfig,
+    CheckedSettings,
     first_slot_annotations,
-    one_line_errors,
-    validated_copy,
-    with_config,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
@@ -32,7 +30,7 @@ __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 dispatcher = get_dispatcher(__name__)
 
 
-class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
+class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterConfig):
     """Put retrieved nodes in the order the model reads best.
 
     Use it last among the postprocessors, after any reranker:
@@ -85,25 +83,6 @@ class BookendNodePostprocessor(BaseNodePostprocessor, AdapterConfig):
     model_config = ConfigDict(
         arbitrary_types_allowed=True, frozen=False, extra="forbid", validate_assignment=True
     )
-
-    def __init__(self, **settings: Any) -> None:
-        with one_line_errors():
-            super().__init__(**with_config(settings))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        with one_line_errors():  # assignment is validated (validate_assignment)
-            super().__setattr__(name, value)
-
-    def model_copy(
-        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
-    ) -> BookendNodePostprocessor:
-        """A copy, with ``update`` applied and checked as the constructor checks settings
-        (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
-
-        Raises:
-            ValueError: an unknown setting or a bad value, named in the message.
-        """
-        return validated_copy(super().model_copy(deep=deep), update)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> BookendNodePostprocessor:
