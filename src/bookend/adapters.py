@@ -37,7 +37,6 @@ __all__ = [
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
-C = TypeVar("C", bound="CheckedSettings")
 
 
 @contextmanager
@@ -101,7 +100,7 @@ class CheckedSettings(BaseModel):
         with one_line_errors():  # frozen or validated on assignment, say so in one line
             super().__setattr__(name, value)
 
-    def model_copy(self: C, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> C:
+    def model_copy(self: M, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> M:
         """A copy, with ``update`` applied and checked as the constructor checks settings
         (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
 
