@@ -111,17 +111,17 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(EVAL_RUN) $(GEMMA3_EVAL) --docs 10 --no-oracle --families product pet_colour --out bench/eval/gemma3-transfer-k10
 	$(BIN)/python bench/eval_orders.py $(foreach r,$(EVAL_REPORTS),bench/eval/$(r)/report.json)
 
-## suites: the real-text cells of bench/RESULTS.md, "Real-text suites" (issue 17): the NQ and records
+## suites: the cells of bench/RESULTS.md, "Real-text suites" (issue 17): the NQ, records and plain lookup
 ## suites on both models at K = 10 (NQ at K = 20 too, in bfloat16), resumable through each run's calls.jsonl
 ## (hours per cell on 2 cores), then the worst-case matrix over every measured cell.
 SUITE_RUN = $(EVAL_RUN) --no-oracle
 MATRIX_CELLS = $(foreach r,smollm2-k10 smollm2-k9 smollm2-k20 smollm2-transfer-k10 gemma3-k10 gemma3-k9 gemma3-k20 gemma3-transfer-k10,hard-$(r)=bench/eval/$(r)/report.json)
 suites: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
-	$(foreach s,nq records,$(SUITE_RUN) $(SMOLLM2_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/$(s)-smollm2-k10 &&) true
-	$(foreach s,nq records,$(SUITE_RUN) $(GEMMA3_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/$(s)-gemma3-k10 &&) true
+	$(foreach s,nq records lookup,$(SUITE_RUN) $(SMOLLM2_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/$(s)-smollm2-k10 &&) true
+	$(foreach s,nq records lookup,$(SUITE_RUN) $(GEMMA3_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/$(s)-gemma3-k10 &&) true
 	$(SUITE_RUN) $(SMOLLM2_EVAL) --suite nq --docs 20 --dtype bfloat16 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/nq-smollm2-k20
 	$(SUITE_RUN) $(GEMMA3_EVAL) --suite nq --docs 20 --dtype bfloat16 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/nq-gemma3-k20
-	$(BIN)/python bench/default_matrix.py $(MATRIX_CELLS) $(foreach c,$(wildcard bench/eval/nq-*/report.json bench/eval/records-*/report.json),$(patsubst bench/eval/%/report.json,%,$(c))=$(c)) --json bench/default_matrix.json
+	$(BIN)/python bench/default_matrix.py $(MATRIX_CELLS) $(foreach c,$(wildcard bench/eval/nq-*/report.json bench/eval/records-*/report.json bench/eval/lookup-*/report.json),$(patsubst bench/eval/%/report.json,%,$(c))=$(c)) --json bench/default_matrix.json
 
 ## tune: the tune-then-eval cells of bench/RESULTS.md, "`bookend tune`" (issue 18): bookend tune on each
 ## suite's calibration split (60 items; resumable through each run's calls.jsonl), then
