@@ -125,16 +125,33 @@ def points(d: Mapping[str, Any]) -> str:
     return f"{100 * d['diff']:+.1f} [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
 
 
+def default_power(per: Mapping[str, Mapping[str, Any]]) -> tuple[int, float]:
+    """The cell's n and the MDE of the default's paired difference with the best candidate (of
+    the runner-up's when the default is the best order): the yardstick of the issue's target
+    (a). A candidate that is the best order under another name differs by 0 on every item, so
+    its MDE is 0 and it is skipped."""
+
+    def differs(candidate: str) -> bool:
+        return "vs_best" in per[candidate] and per[candidate]["vs_best"]["mde"] > 0
+
+    rival = "default"
+    if not differs(rival):
+        rival = max(filter(differs, per), key=lambda c: per[c]["vs_best"]["diff"])
+    d = per[rival]["vs_best"]
+    return int(d["n"]), float(d["mde"])
+
+
 def markdown(cells: Mapping[str, Mapping[str, Mapping[str, Any]]], ranked: Sequence[Any]) -> str:
-    """The matrix (mean per cell; loss against the cell's best, with its interval) and the
-    ranking."""
+    """The matrix (per cell its n and the default's MDE; mean per candidate, loss against the
+    cell's best, with its interval) and the ranking."""
     names = [c for c in CANDIDATES if any(c in per for per in cells.values())]
     lines = [
-        "| cell | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
+        "| cell | n | MDE | " + " | ".join(names) + " |",
+        "|---|---|---|" + "---|" * len(names),
     ]
     for cell, per in cells.items():
-        row = []
+        n, mde = default_power(per)
+        row = [str(n), f"{100 * mde:.1f}"]
         for name in names:
             if name not in per:
                 row.append("—")
