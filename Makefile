@@ -133,13 +133,15 @@ TUNE_CELLS = records-smollm2=tune/records-smollm2-k10:eval/records-smollm2-k10/r
 	records-gemma3=tune/records-gemma3-k10:eval/records-gemma3-k10/report.json \
 	hard-gemma3=tune/hard-gemma3-k10:eval/gemma3-k10/report.json \
 	nq-gemma3=tune/nq-gemma3-k10:eval/nq-gemma3-k10/report.json \
-	nq-smollm2-k20=tune/nq-smollm2-k20:eval/nq-smollm2-k20/report.json
+	nq-smollm2-k20=tune/nq-smollm2-k20:eval/nq-smollm2-k20/report.json \
+	nq-gemma3-k20=tune/nq-gemma3-k20:eval/nq-gemma3-k20/report.json
 tune: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach s,hard records,$(TUNE_RUN) --weights smollm2 --suite $(s) --docs 10 --threads 1 --out bench/tune/$(s)-smollm2-k10 &&) true
 	$(TUNE_RUN) --weights smollm2 --suite hard --docs 10 --threads 2 --dtype bfloat16 --out bench/tune/hard-smollm2-k10-bf16
 	$(TUNE_RUN) --weights smollm2 --suite nq --docs 10 --threads 1 --dtype bfloat16 --out bench/tune/nq-smollm2-k10
 	$(TUNE_RUN) --weights smollm2 --suite nq --docs 20 --threads 1 --dtype bfloat16 --out bench/tune/nq-smollm2-k20
 	$(foreach s,hard nq records,$(TUNE_RUN) --weights gemma3-270m --suite $(s) --docs 10 --threads 1 --dtype bfloat16 --out bench/tune/$(s)-gemma3-k10 &&) true
+	$(TUNE_RUN) --weights gemma3-270m --suite nq --docs 20 --threads 2 --dtype bfloat16 --out bench/tune/nq-gemma3-k20
 	cd bench && ../$(BIN)/python tuned_cells.py --json tuned_cells.json $(TUNE_CELLS)
 
 ## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
