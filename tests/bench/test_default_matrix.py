@@ -3,21 +3,22 @@
 import numpy as np
 from default_matrix import cell_losses, default_power, minimax
 
-RNG = np.random.default_rng(0)
 N = 60
 
 
 def planted_cell(default_gap: float, *, default_is: str | None = None) -> dict[str, np.ndarray]:
     """Three orders on the same items: ``reversed`` best, ``default`` ``default_gap`` behind it
-    (or the same values as ``default_is``), ``random`` far behind."""
-    base = RNG.uniform(0.2, 0.8, N)
+    (or the same values as ``default_is``), ``random`` far behind. Seeded per call, so a test's
+    cell does not depend on which tests ran before it."""
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.2, 0.8, N)
     values = {
         "reversed": base,
-        "relevance": base - 0.05 + RNG.normal(0, 0.02, N),
-        "random": base - 0.3 + RNG.normal(0, 0.02, N),
+        "relevance": base - 0.05 + rng.normal(0, 0.02, N),
+        "random": base - 0.3 + rng.normal(0, 0.02, N),
     }
     if default_is is None:
-        values["default"] = base - default_gap + RNG.normal(0, 0.02, N)
+        values["default"] = base - default_gap + rng.normal(0, 0.02, N)
     else:
         values["default"] = values[default_is].copy()
     return values
