@@ -31,6 +31,7 @@ from bookend.lab.experiments.trials import (
     score_trials,
 )
 from bookend.lab.items.item import Item
+from bookend.lab.models.scorer import Prompt
 from bookend.lab.progress import progress_bar
 from bookend.lab.selection import Decision, Race, decide
 from bookend.lab.strategies import RANDOM, Reorderer, bookend_strategy
@@ -96,7 +97,7 @@ def _affordable(
 ) -> list[int]:
     """The items of ``planned``, in order, as long as their uncached prompts fit the budget."""
     kept: list[int] = []
-    requests: dict[str, Sequence[str]] = {}
+    requests: dict[Prompt, Sequence[str]] = {}
     for index, trials in planned.items():
         more = {**requests, **{t.prompt: items[index].continuations for t in trials}}
         if not budget.affords(budget.cost(more)):

@@ -45,11 +45,13 @@ from bookend.lab.experiments.setup import (
     run_families,
     scorer_of,
     source_settings,
+    templated,
     theory_spec,
 )
 from bookend.lab.experiments.trials import Ranked, retriever_names
 from bookend.lab.items.item import Item, items_sha256
 from bookend.lab.items.suites import load_items
+from bookend.lab.items.template import TemplateLike, template_of
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
@@ -106,6 +108,7 @@ def tune(
     minutes: float | None = None,
     batch: int = 10,
     confidence: float = 0.95,
+    template: TemplateLike = None,
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -125,6 +128,8 @@ def tune(
             it may go to the slot measurement, and the race stops when the rest runs out.
         batch: items judged between two looks of the race.
         confidence: the guard's level before its Bonferroni correction.
+        template: the prompt the items are rendered into, as for ``evaluate``; ``tuned.json``
+            records its name and hash, and a tuned config later judged in another prompt warns.
         out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
         progress, log: progress bars on stderr; where one-line status messages go.
 
@@ -135,10 +140,13 @@ def tune(
     say = log or (lambda _message: None)
     _check(folds=folds, max_calls=max_calls, minutes=minutes, batch=batch, confidence=confidence)
     started = time.perf_counter()
+    prompt = template_of(template)
     chosen = run_families(suite, families)
     loaded = load_items(
         items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
     )
+    source = source_settings(items, suite, k, len(loaded), seed, chosen, split)
+    loaded = templated(loaded, prompt)
     folded = Folds.of_items(loaded, folds)
     names = retriever_names(loaded, retrievers)
     cached = call_cache(cache, out_dir)
@@ -157,7 +165,7 @@ def tune(
     decision = run.decide(confidence)
     guard = None if decision.guard is None else decision.guard.to_json()
     say(decision_sentence(judging.metric, decision.reason, guard))
-    settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | dict(
+    settings = source | dict(
         retrievers=names,
         theory=str(spec),
         default=str(default),
@@ -171,6 +179,7 @@ def tune(
         device=device,
         dtype=dtype,
         endpoint=endpoint_settings(scorer),
+        template=prompt.to_json(),
     )
     report = _report(judging, candidates, measurement, run, decision, settings, confidence)
     text = markdown(report)
@@ -252,7 +261,12 @@ def _report(
         n_items=len(items),
         stopped=run.stopped,
         measurement={**measurement.to_json(), "fits": candidates.fits_to_json()},
-        hashes={"model_sha256": model_sha256(judging.scorer), "items_sha256": items_sha256(items)},
+        hashes={
+            "model_sha256": model_sha256(judging.scorer),
+            "items_sha256": items_sha256(items),
+            "template": settings["template"]["name"],
+            "template_sha256": settings["template"]["sha256"],
+        },
         item_rows=rows,
         timing=timing,
     )
