@@ -99,6 +99,20 @@ def test_a_bad_template_is_refused_in_one_line(source: str, message: str) -> Non
     assert "\n" not in str(caught.value)
 
 
+def test_a_json_template_escapes_the_documents_and_keeps_their_spans() -> None:
+    source = (
+        '{"docs": [{% for d in documents %}{{ d | tojson }}{% if not loop.last %}, {% endif %}'
+        '{% endfor %}], "q": {{ question | tojson }}}'
+    )
+    documents = ['He said "Rome".', "Bern\\Zurich"]
+    prompt, spans = JinjaTemplate(source).render(documents, QUESTION)
+    assert isinstance(prompt, str)
+    assert json.loads(prompt)["docs"] == documents
+    assert [prompt[a:b] for a, b in spans] == [r"He said \"Rome\".", r"Bern\\Zurich"]
+    with pytest.raises(ValueError, match="exactly once and unchanged"):
+        JinjaTemplate("{% for d in documents %}{{ d | upper }}{% endfor %}{{ question }}")
+
+
 def test_templates_render_in_the_sandbox() -> None:
     escape = (
         "{% for d in documents %}{{ d }}{% endfor %}{{ question }}"

@@ -61,7 +61,7 @@ Spans = list[tuple[int, int]]
 #: How a chat prompt's message contents are joined into the one text that spans refer to.
 CHAT_JOIN = "\n\n"
 
-_PROBE_DOCUMENTS = ("First probe document.", "Second probe document.")
+_PROBE_DOCUMENTS = ('The first "probe" document.', "The second probe document.")
 _PROBE_QUESTION = "Which probe document comes first?"
 
 
@@ -148,36 +148,39 @@ def _marked(
     question: str,
     answer_prefix: str,
 ) -> tuple[Prompt, Spans]:
-    """Render with a unique marker for each document, find the markers, then put the documents
-    in: the spans of any template, without asking it where it put them."""
-    markers = [f"\x00bookend-document-{k}\x00" for k in range(len(documents))]
-    marked = render(markers, question, answer_prefix)
-    text = flat_text(marked)
-    found = sorted((text.find(m), k) for k, m in enumerate(markers))
-    if any(start < 0 for start, _ in found) or any(text.count(m) != 1 for m in markers):
+    """The prompt as the template renders it, and each document's span in it.
+
+    A first render with a unique marker for each document finds where, and in which order, the
+    template writes them (each exactly once); the spans are then found in the real render, in
+    that order, as the document's text itself or as it reads JSON-escaped (a template that
+    writes ``{{ doc | tojson }}``). A template that changes a document's text otherwise has no
+    measurable span and is refused.
+    """
+    markers = [f"bookendmarker{k}x" for k in range(len(documents))]
+    written = flat_text(render(markers, question, answer_prefix))
+    counts = [written.count(m) for m in markers]
+    if counts != [1] * len(markers):
         raise ValueError(
-            "the template must write each document exactly once (found "
-            f"{[text.count(m) for m in markers]} copies of documents 1..{len(markers)})"
+            "the template must write each document exactly once and unchanged (found "
+            f"{counts} copies of documents 1..{len(markers)})"
         )
+    order = sorted(range(len(markers)), key=lambda k: written.find(markers[k]))
+    prompt = render(list(documents), question, answer_prefix)
+    text = flat_text(prompt)
     spans: Spans = [(0, 0)] * len(documents)
-    shift = 0
-    for start, k in found:
-        begin = start + shift
-        spans[k] = (begin, begin + len(documents[k]))
-        shift += len(documents[k]) - len(markers[k])
-    prompt = _substitute(marked, markers, documents)
+    at = 0
+    for k in order:
+        escaped = json.dumps(documents[k], ensure_ascii=False)[1:-1]
+        found = [(text.find(form, at), form) for form in (documents[k], escaped)]
+        start, form = min(((i, f) for i, f in found if i >= 0), default=(-1, ""))
+        if start < 0:
+            raise ValueError(
+                f"the template changes the text of document {k + 1} (beyond JSON escaping): "
+                "its position in the prompt cannot be measured"
+            )
+        spans[k] = (start, start + len(form))
+        at = start + len(form)
     return prompt, spans
-
-
-def _substitute(prompt: Prompt, markers: Sequence[str], documents: Sequence[str]) -> Prompt:
-    def put(text: str) -> str:
-        for marker, document in zip(markers, documents, strict=True):
-            text = text.replace(marker, document)
-        return text
-
-    if isinstance(prompt, ChatPrompt):
-        return ChatPrompt(tuple((role, put(content)) for role, content in prompt.messages))
-    return put(prompt)
 
 
 @dataclass(frozen=True)
