@@ -50,6 +50,9 @@ from bookend.lab.models.endpoint import endpoint_settings
 from bookend.lab.report.evaluation import build_report, markdown, write
 from bookend.lab.strategies import eval_strategies
 
+#: The baselines a user may have today (``evaluate(current=...)``).
+CURRENT_BASELINES = ("retrieval", "langchain", "llamaindex", "haystack")
+
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 
 
@@ -92,6 +95,7 @@ def evaluate(
     oracle: bool = True,
     reuse: str | Path | None = None,
     template: TemplateLike = None,
+    current: str = "retrieval",
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -127,6 +131,9 @@ def evaluate(
             Jinja2 template file (``.json``: chat messages), a LangChain, LlamaIndex or Haystack
             prompt object, or ``None`` for bookend's own completion prompt. Loaded and checked
             before the model; the report records its name and hash.
+        current: the order the user has today, which the report's verdicts lead with:
+            ``"retrieval"`` (the retriever's order), ``"langchain"``, ``"llamaindex"`` or
+            ``"haystack"`` (that framework's reorderer).
         out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
         progress: show tqdm progress bars (on stderr).
         log: where to send one-line status messages (default: nowhere).
@@ -137,6 +144,8 @@ def evaluate(
             items.
     """
     say = log or (lambda _message: None)
+    if current not in CURRENT_BASELINES:
+        raise ValueError(f"current must be one of {CURRENT_BASELINES}, got current={current!r}")
     if random_draws < 1:
         raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
     started = time.perf_counter()
@@ -183,6 +192,7 @@ def evaluate(
     )
     settings = source | _design(names, random_draws, oracle, profiles, spec, device, dtype)
     settings["template"] = prompt.to_json()
+    settings["current"] = current
     settings["endpoint"] = endpoint_settings(scorer)
     settings["reused"] = None if known is None else known.source
     timing = _timing(started, load_seconds, measured.trials, scorer.calls)

@@ -33,7 +33,12 @@ from typing import Any
 
 import bookend
 from bookend.lab.experiments.budget import Budget
-from bookend.lab.experiments.candidates import DEFAULT, FRAMEWORK_PATTERNS, Candidates
+from bookend.lab.experiments.candidates import (
+    CURRENT_ORDERS,
+    DEFAULT,
+    FRAMEWORK_PATTERNS,
+    Candidates,
+)
 from bookend.lab.experiments.folds import Folds
 from bookend.lab.experiments.judging import Judging
 from bookend.lab.experiments.measured_slots import SlotMeasurement, measure_slots
@@ -109,6 +114,7 @@ def tune(
     batch: int = 10,
     confidence: float = 0.95,
     template: TemplateLike = None,
+    current: str = "retrieval",
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -130,6 +136,10 @@ def tune(
         confidence: the guard's level before its Bonferroni correction.
         template: the prompt the items are rendered into, as for ``evaluate``; ``tuned.json``
             records its name and hash, and a tuned config later judged in another prompt warns.
+        current: what the user does today (:data:`~bookend.lab.experiments.candidates.
+            CURRENT_ORDERS`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
+            ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
+            compared with it, and a kept default measurably behind it gives way to it.
         out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
         progress, log: progress bars on stderr; where one-line status messages go.
 
@@ -139,6 +149,9 @@ def tune(
     """
     say = log or (lambda _message: None)
     _check(folds=folds, max_calls=max_calls, minutes=minutes, batch=batch, confidence=confidence)
+    if current not in CURRENT_ORDERS:
+        raise ValueError(f"current must be one of {list(CURRENT_ORDERS)}, got current={current!r}")
+    current_name = CURRENT_ORDERS[current]
     started = time.perf_counter()
     prompt = template_of(template)
     chosen = run_families(suite, families)
@@ -161,8 +174,8 @@ def tune(
     measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
     candidates = Candidates.build(spec, run_k, measurement, default)
     say(f"racing {', '.join(candidates.names)} on {judging.metric}")
-    run = run_race(judging, candidates, batch=batch)
-    decision = run.decide(confidence)
+    run = run_race(judging, candidates, batch=batch, current=current_name)
+    decision = run.decide(confidence, current_name)
     guard = None if decision.guard is None else decision.guard.to_json()
     say(decision_sentence(judging.metric, decision.reason, guard))
     settings = source | dict(
@@ -180,6 +193,7 @@ def tune(
         dtype=dtype,
         endpoint=endpoint_settings(scorer),
         template=prompt.to_json(),
+        current={"order": current, "candidate": current_name},
     )
     report = _report(judging, candidates, measurement, run, decision, settings, confidence)
     text = markdown(report)
@@ -252,6 +266,7 @@ def _report(
         candidates=run.candidates,
         configs=candidates.to_json(),
         default=DEFAULT,
+        current=settings["current"]["candidate"],
         frameworks=FRAMEWORK_PATTERNS,
         scores=run.scores,
         baseline=RANDOM,
