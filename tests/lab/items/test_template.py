@@ -265,3 +265,16 @@ def test_haystack_builders_render_through_haystack() -> None:
 def test_an_object_of_no_framework_is_refused() -> None:
     with pytest.raises(ValueError, match="LangChain, LlamaIndex or Haystack prompt object"):
         template_of(42)
+
+
+def test_the_answer_follows_a_space_unless_the_text_ends_in_white_space() -> None:
+    assert answer_text("Answer:", "Rome") == " Rome"
+    assert answer_text("<start_of_turn>model\n", "Rome") == "Rome"
+    assert answer_text(ChatPrompt((("user", "Where?"),)), "Rome") == "Rome"
+    turn = JinjaTemplate(
+        "<start_of_turn>user\n{% for d in documents %}{{ d }}\n{% endfor %}{{ question }}"
+        "<end_of_turn>\n<start_of_turn>model\n"
+    )
+    prompt, _ = turn.render(DOCS, QUESTION)
+    assert isinstance(prompt, str) and prompt.endswith("model\n")
+    assert answer_text(prompt, "Italy") == "Italy"

@@ -6,7 +6,7 @@ A scorer answers one question: after ``prompt``, how likely is each continuation
 likely one).
 
 A prompt (:data:`Prompt`) is either text, which the answer continues after one space
-(``prompt + " " + c``, the completion style), or a :class:`ChatPrompt`: chat messages that the
+(``prompt + " " + c``, the completion style; directly after text that ends in white space), or a :class:`ChatPrompt`: chat messages that the
 model's own chat template renders, whose assistant turn the answer opens (``c`` alone, no space).
 :func:`answer_text` says which text follows a prompt.
 
@@ -88,8 +88,12 @@ Prompt: TypeAlias = str | ChatPrompt
 
 def answer_text(prompt: Prompt, continuation: str) -> str:
     """The text that follows ``prompt`` when the model gives ``continuation``: ``" " + c`` after
-    completion text, ``c`` alone at the start of the assistant turn of a chat."""
-    return continuation if isinstance(prompt, ChatPrompt) else " " + continuation
+    completion text (``"Answer:"`` then ``" Paris"``), ``c`` alone after text that ends in
+    white space (a template that ends with a newline or a chat turn written out as text) and at
+    the start of the assistant turn of a chat."""
+    if isinstance(prompt, ChatPrompt) or prompt[-1:].isspace():
+        return continuation
+    return " " + continuation
 
 
 def prompt_key(prompt: Prompt) -> Any:
