@@ -135,8 +135,10 @@ def test_a_kept_default_behind_the_users_current_order_gives_way_to_it() -> None
     kept = decide({"default": scores["default"], "rival": scores["rival"]}, "default")
     assert not kept.switched
     held = hold_to_current(kept, scores, "relevance")
-    assert held.chosen == "relevance" and held.switched
-    assert held.guard is not None and held.guard.ci_high < 0
+    assert held.chosen == "relevance"
+    assert held.switched
+    assert held.guard is not None
+    assert held.guard.ci_high < 0
     assert "current order (relevance)" in held.reason
     # Level with the current order: the default stays.
     level = {**scores, "default": list(current + rng.normal(0, 0.01, 40))}

@@ -276,5 +276,6 @@ def test_the_answer_follows_a_space_unless_the_text_ends_in_white_space() -> Non
         "<end_of_turn>\n<start_of_turn>model\n"
     )
     prompt, _ = turn.render(DOCS, QUESTION)
-    assert isinstance(prompt, str) and prompt.endswith("model\n")
+    assert isinstance(prompt, str)
+    assert prompt.endswith("model\n")
     assert answer_text(prompt, "Italy") == "Italy"

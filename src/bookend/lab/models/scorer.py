@@ -6,8 +6,9 @@ A scorer answers one question: after ``prompt``, how likely is each continuation
 likely one).
 
 A prompt (:data:`Prompt`) is either text, which the answer continues after one space
-(``prompt + " " + c``, the completion style; directly after text that ends in white space), or a :class:`ChatPrompt`: chat messages that the
-model's own chat template renders, whose assistant turn the answer opens (``c`` alone, no space).
+(``prompt + " " + c``, the completion style; directly after text that ends in white space), or
+a :class:`ChatPrompt`: chat messages that the model's own chat template renders, whose assistant
+turn the answer opens (``c`` alone, no space).
 :func:`answer_text` says which text follows a prompt.
 
 The in-process model (:class:`~bookend.lab.models.local.LocalScorer`) is one backend; another
