@@ -104,11 +104,15 @@ def test_a_json_template_escapes_the_documents_and_keeps_their_spans() -> None:
         '{"docs": [{% for d in documents %}{{ d | tojson }}{% if not loop.last %}, {% endif %}'
         '{% endfor %}], "q": {{ question | tojson }}}'
     )
-    documents = ['He said "Rome".', "Bern\\Zurich"]
+    documents = ['He said "Rome".', "Bern\\Zurich", "Zürich <b> & 'Genève'"]
     prompt, spans = JinjaTemplate(source).render(documents, QUESTION)
     assert isinstance(prompt, str)
     assert json.loads(prompt)["docs"] == documents
-    assert [prompt[a:b] for a, b in spans] == [r"He said \"Rome\".", r"Bern\\Zurich"]
+    assert [prompt[a:b] for a, b in spans] == [
+        r"He said \"Rome\".",
+        r"Bern\\Zurich",
+        r"Z\u00fcrich \u003cb\u003e \u0026 \u0027Gen\u00e8ve\u0027",
+    ]
     with pytest.raises(ValueError, match="exactly once and unchanged"):
         JinjaTemplate("{% for d in documents %}{{ d | upper }}{% endfor %}{{ question }}")
 

@@ -170,8 +170,7 @@ def _marked(
     spans: Spans = [(0, 0)] * len(documents)
     at = 0
     for k in order:
-        escaped = json.dumps(documents[k], ensure_ascii=False)[1:-1]
-        found = [(text.find(form, at), form) for form in (documents[k], escaped)]
+        found = [(text.find(form, at), form) for form in _written_forms(documents[k])]
         start, form = min(((i, f) for i, f in found if i >= 0), default=(-1, ""))
         if start < 0:
             raise ValueError(
@@ -181,6 +180,21 @@ def _marked(
         spans[k] = (start, start + len(form))
         at = start + len(form)
     return prompt, spans
+
+
+def _written_forms(document: str) -> list[str]:
+    """How a template may write a document: as it is, or JSON-escaped (with or without non-ASCII
+    escapes, and as Jinja2's ``tojson`` writes it, which also escapes ``<``, ``>``, ``&`` and
+    ``'``)."""
+    from jinja2.utils import htmlsafe_json_dumps
+
+    forms = [
+        document,
+        json.dumps(document, ensure_ascii=False)[1:-1],
+        json.dumps(document)[1:-1],
+        str(htmlsafe_json_dumps(document))[1:-1],
+    ]
+    return list(dict.fromkeys(forms))
 
 
 @dataclass(frozen=True)
