@@ -91,6 +91,12 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         "order, or that framework's reorderer (default retrieval); tune keeps bookend's "
         "default only when it is not measurably behind it",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="score nothing: print the requests, model calls and prompt tokens the run would "
+        "spend (the tokenizer of --weights or of the served model counts them)",
+    )
     p.add_argument("--out", default=out, help=f"output directory (default {out})")
     p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -132,6 +138,7 @@ def run_arguments(args: argparse.Namespace, scorer: EndpointScorer | None) -> di
         "theory": args.theory or (served_theory(args) if scorer else None),
         "template": args.template,
         "current": args.current,
+        "dry_run": args.dry_run,
         "out_dir": args.out,
         "progress": not args.no_progress,
         "log": lambda message: print(f"bookend {command}: {message}", file=sys.stderr),

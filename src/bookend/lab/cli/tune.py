@@ -48,6 +48,11 @@ def register(subparsers: Any) -> None:
     add_run_arguments(p, split="calibration", out="bookend-tune")
     p.add_argument("--folds", type=int, default=2, help="cross-fitting folds (default 2)")
     p.add_argument("--max-calls", type=int, help="budget: at most this many model calls")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        help="budget: at most this many prompt tokens (what a hosted API bills as input)",
+    )
     p.add_argument("--minutes", type=float, help="budget: stop judging after this many minutes")
     p.add_argument(
         "--confidence",
@@ -60,7 +65,7 @@ def register(subparsers: Any) -> None:
 
 def _tune(args: argparse.Namespace) -> int:
     load_template_option(args)
-    check_counts(args, ("docs", "items", "threads"))
+    check_counts(args, ("docs", "items", "threads", "max_tokens"))
     set_threads(args.threads)
     from bookend.lab.experiments.tune import tune
 
@@ -73,6 +78,7 @@ def _tune(args: argparse.Namespace) -> int:
             n_items=args.items or ITEMS,
             folds=args.folds,
             max_calls=args.max_calls,
+            max_tokens=args.max_tokens,
             minutes=args.minutes,
             confidence=args.confidence,
         )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend
+from bookend.lab.experiments.cost import estimate
 from bookend.lab.experiments.reuse import CHECKED, load_known_scores
 from bookend.lab.experiments.setup import (
     DEFAULT_FAMILIES,
@@ -96,6 +97,7 @@ def evaluate(
     reuse: str | Path | None = None,
     template: TemplateLike = None,
     current: str = "retrieval",
+    dry_run: bool = False,
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -134,6 +136,8 @@ def evaluate(
         current: the order the user has today, which the report's verdicts lead with:
             ``"retrieval"`` (the retriever's order), ``"langchain"``, ``"llamaindex"`` or
             ``"haystack"`` (that framework's reorderer).
+        dry_run: score nothing: the report's ``dry_run`` states the requests, model calls and
+            prompt tokens the run would spend (:mod:`~bookend.lab.experiments.cost`).
         out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
         progress: show tqdm progress bars (on stderr).
         log: where to send one-line status messages (default: nowhere).
@@ -174,6 +178,10 @@ def evaluate(
         seed=seed,
     )
     say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
+    if dry_run:
+        plan = {t.prompt: loaded[t.item].continuations for t in trials}
+        cost = estimate(scorer, plan, upper_bound=False)
+        return EvalResult(report={"dry_run": cost.to_json()}, markdown=cost.markdown("eval"))
     metrics = metric_names(loaded)
     known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
     if known is not None:

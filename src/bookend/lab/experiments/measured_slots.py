@@ -245,7 +245,7 @@ def measure_slots(judging: Judging, *, k: int, share: float) -> SlotMeasurement:
     with bar:
         for block in blocks:
             trials = [t for _, t in block]
-            if not budget.affords(
+            if not budget.take(
                 budget.cost({t.prompt: items[t.item].continuations for t in trials})
             ):
                 break

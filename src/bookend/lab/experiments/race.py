@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bookend.lab.experiments.budget import Budget
+from bookend.lab.experiments.budget import Budget, Cost
 from bookend.lab.experiments.candidates import DEFAULT, Candidates
 from bookend.lab.experiments.judging import Judging
 from bookend.lab.experiments.trials import (
@@ -100,15 +100,19 @@ def _plan(judging: Judging, index: int, strategies: Mapping[str, Reorderer]) -> 
 def _affordable(
     planned: Mapping[int, Sequence[Trial]], items: Sequence[Item], budget: Budget
 ) -> list[int]:
-    """The items of ``planned``, in order, as long as their uncached prompts fit the budget."""
+    """The items of ``planned``, in order, as long as their uncached prompts fit the budget (whose
+    tokens they then spend)."""
     kept: list[int] = []
     requests: dict[Prompt, Sequence[str]] = {}
+    taken = Cost(0, 0)
     for index, trials in planned.items():
         more = {**requests, **{t.prompt: items[index].continuations for t in trials}}
-        if not budget.affords(budget.cost(more)):
+        cost = budget.cost(more)
+        if not budget.affords(cost):
             break
         kept.append(index)
-        requests = more
+        requests, taken = more, cost
+    budget.take(taken)
     return kept
 
 
@@ -146,7 +150,7 @@ def run_race(
             bar.update(len(kept))
             bar.set_postfix(calls=judging.budget.calls, alive=len(run.race.alive))
             if len(kept) < len(planned):
-                run.stopped = "calls" if judging.budget.affords(0) else "minutes"
+                run.stopped = judging.budget.stopped_by()
                 break
     run.results = [results[i] for i in run.judged]
     return run

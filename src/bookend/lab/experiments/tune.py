@@ -32,16 +32,20 @@ from pathlib import Path
 from typing import Any
 
 import bookend
-from bookend.lab.experiments.budget import Budget
+from bookend.lab.experiments.budget import Budget, request_tokens
 from bookend.lab.experiments.candidates import (
     CURRENT_ORDERS,
     DEFAULT,
+    FITTED,
     FRAMEWORK_PATTERNS,
+    MEASURED,
     Candidates,
+    fixed_candidates,
 )
+from bookend.lab.experiments.cost import Estimate, estimate
 from bookend.lab.experiments.folds import Folds
 from bookend.lab.experiments.judging import Judging
-from bookend.lab.experiments.measured_slots import SlotMeasurement, measure_slots
+from bookend.lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
 from bookend.lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
 from bookend.lab.experiments.setup import (
     call_cache,
@@ -53,16 +57,20 @@ from bookend.lab.experiments.setup import (
     templated,
     theory_spec,
 )
-from bookend.lab.experiments.trials import Ranked, retriever_names
+from bookend.lab.experiments.trials import Ranked, plan_trials, retriever_names
 from bookend.lab.items.item import Item, items_sha256
 from bookend.lab.items.suites import load_items
 from bookend.lab.items.template import TemplateLike, template_of
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
+from bookend.lab.models.scorer import Prompt
 from bookend.lab.report.tuning import build_report, decision_sentence, markdown, write
 from bookend.lab.selection import Decision
-from bookend.lab.strategies import RANDOM
+from bookend.lab.strategies import RANDOM, bookend_strategy
+
+#: The candidates measured on the user's items, whose orders are known only after measuring.
+CROSS_FITTED = (MEASURED, FITTED)
 
 __all__ = ["MEASURE_SHARE", "TuneResult", "tune"]
 
@@ -110,11 +118,13 @@ def tune(
     theory: bookend.ModelLike | None = None,
     folds: int = 2,
     max_calls: int | None = None,
+    max_tokens: int | None = None,
     minutes: float | None = None,
     batch: int = 10,
     confidence: float = 0.95,
     template: TemplateLike = None,
     current: str = "retrieval",
+    dry_run: bool = False,
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -130,8 +140,9 @@ def tune(
             cached in ``cache`` (default ``out_dir/calls.jsonl``), so a second run resumes.
         theory: the model of the theory candidates; default: the local model's own spec.
         folds: cross-fitting folds (>= 2).
-        max_calls, minutes: the budget (model calls, wall minutes; ``None``: no limit). Half of
-            it may go to the slot measurement, and the race stops when the rest runs out.
+        max_calls, max_tokens, minutes: the budget (model calls, their prompt tokens, wall
+            minutes; ``None``: no limit). Half of it may go to the slot measurement, and the
+            race stops when the rest runs out. The report gives the calls and tokens spent.
         batch: items judged between two looks of the race.
         confidence: the guard's level before its Bonferroni correction.
         template: the prompt the items are rendered into, as for ``evaluate``; ``tuned.json``
@@ -140,6 +151,9 @@ def tune(
             CURRENT_ORDERS`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
             ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
             compared with it, and a kept default measurably behind it gives way to it.
+        dry_run: score nothing: the report's ``dry_run`` bounds the model calls and prompt
+            tokens the run would spend (every candidate on every item, within the budget), and
+            the config is the default's (:mod:`~bookend.lab.experiments.cost`).
         out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
         progress, log: progress bars on stderr; where one-line status messages go.
 
@@ -149,6 +163,12 @@ def tune(
     """
     say = log or (lambda _message: None)
     _check(folds=folds, max_calls=max_calls, minutes=minutes, batch=batch, confidence=confidence)
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise ValueError(
+            f"max_tokens must be an integer >= 1 or None, got max_tokens={max_tokens!r}"
+        )
     if current not in CURRENT_ORDERS:
         raise ValueError(f"current must be one of {list(CURRENT_ORDERS)}, got current={current!r}")
     current_name = CURRENT_ORDERS[current]
@@ -166,10 +186,15 @@ def tune(
     scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
     spec = theory_spec(theory, scorer)
     default = default_model(theory, scorer)
-    budget = Budget(scorer, max_calls, minutes, started)
+    budget = Budget(scorer, max_calls, minutes, started, max_tokens=max_tokens)
     ranked = Ranked.of(loaded, names)
     judging = Judging(scorer, loaded, ranked, folded, metric_names(loaded), budget, seed, progress)
     run_k = _common_k(loaded)
+    if dry_run:
+        cost = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
+        kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
+        config = bookend.PlacementConfig(model=default)
+        return TuneResult(config, kept, {"dry_run": cost.to_json()}, cost.markdown("tune"))
     say(f"measuring the slots of K={run_k} on {len(loaded)} items in {folds} folds")
     measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
     candidates = Candidates.build(spec, run_k, measurement, default)
@@ -186,6 +211,7 @@ def tune(
         folds=folds,
         batch=batch,
         max_calls=max_calls,
+        max_tokens=max_tokens,
         minutes=minutes,
         confidence=confidence,
         random_draws=RANDOM_DRAWS,
@@ -200,6 +226,44 @@ def tune(
     config = candidates.written(decision.chosen)
     files = [] if out_dir is None else write(report, text, config, Path(out_dir))
     return TuneResult(config, decision, report, text, files, budget.calls)
+
+
+def _upper_cost(
+    judging: Judging, spec: bookend.ModelLike, default: bookend.ModelLike, k: int
+) -> Estimate:
+    """A bound on what tune spends: the slot measurement's prompts, every fixed candidate and the
+    random draws on every item, and the two cross-fitted candidates priced at each item's
+    costliest order."""
+    items = judging.items
+    plan: dict[Prompt, Sequence[str]] = {
+        t.prompt: items[t.item].continuations
+        for block in slot_blocks(items, judging.rankings, judging.folds, k)
+        for _, t in block
+    }
+    strategies = {n: bookend_strategy(c) for n, c in fixed_candidates(spec, k, default).items()}
+    trials = plan_trials(
+        items,
+        judging.rankings,
+        strategies,
+        judging.scorer.token_length,
+        random_draws=RANDOM_DRAWS,
+        seed=judging.seed,
+    )
+    plan |= {t.prompt: items[t.item].continuations for t in trials}
+    found = estimate(judging.scorer, plan, upper_bound=True)
+    costliest = [
+        max(request_tokens(judging.scorer, t.prompt, items[i].continuations) for t in per_item)
+        for i in range(len(items))
+        if (per_item := [t for t in trials if t.item == i])
+    ]
+    extra = len(CROSS_FITTED)
+    return Estimate(
+        found.requests + extra * len(items),
+        found.calls + extra * len(items),
+        found.prompt_tokens + extra * sum(costliest),
+        True,
+        found.tokenizer,
+    )
 
 
 def _check(
@@ -256,6 +320,7 @@ def _report(
     timing = {
         "seconds": budget.seconds,
         "model_calls": budget.calls,
+        "prompt_tokens": budget.tokens,
         "measure_calls": measurement.calls,
         "race_calls": budget.calls - measurement.calls,
     }

@@ -289,6 +289,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     stop = {
         "items": "every item was judged",
         "calls": "the calls budget ran out",
+        "tokens": "the token budget ran out",
         "minutes": "the time budget ran out",
     }[report["stopped"]]
     framework = c["framework"] or "none"
@@ -327,7 +328,8 @@ def markdown(report: Mapping[str, Any]) -> str:
         "to the slot measurement's outcomes, no further model call; like `measured-slots` it is "
         "cross-fitted: judged on each fold with the fit of the other folds.",
         f"Time: {t['seconds']:.0f} s, {t['model_calls']} model calls ({t['measure_calls']} to "
-        f"measure the slots, {t['race_calls']} in the race); {stop}.",
+        f"measure the slots, {t['race_calls']} in the race), "
+        f"{t.get('prompt_tokens', 0):,} prompt tokens; {stop}.",
     ]
     return "\n\n".join(parts) + "\n"
 
