@@ -39,11 +39,28 @@ NO_MODEL = "/nonexistent/model-dir"
             "is a folder",
         ),
         (["validate", "no-such-preset"], "unknown preset name='no-such-preset'"),
+        (
+            ["eval", "--weights", NO_MODEL, "--template", "OUT/none.j2", "--out", "OUT/e"],
+            "--template",
+        ),
+        (
+            ["tune", "--weights", NO_MODEL, "--template", "OUT/bad.j2", "--out", "OUT/t"],
+            "must use documents",
+        ),
+        (
+            ["calibrate", "--weights", NO_MODEL, "--template", "OUT/bad.j2", "--out", "OUT/x"],
+            "must use documents",
+        ),
+        (
+            ["tune", "--weights", NO_MODEL, "--max-tokens", "0", "--out", "OUT/t"],
+            "--max-tokens must be >= 1",
+        ),
     ],
 )
 def test_refused_in_one_line_before_loading(
     argv: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "bad.j2").write_text("{{ question }} only", encoding="utf-8")
     args = [a.replace("OUT", str(tmp_path)) for a in argv]
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
