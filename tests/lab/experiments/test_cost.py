@@ -75,7 +75,9 @@ def test_dry_runs_call_no_model(tmp_path: Path) -> None:
     rows = [
         {
             "question": f"q{i}?",
-            "documents": [{"text": f"doc {c} {i}", "score": s} for c, s in zip("abc", (2, 1, 0))],
+            "documents": [
+                {"text": f"doc {c} {i}", "score": s} for c, s in zip("abc", (2, 1, 0), strict=True)
+            ],
             "answer": f"a{i}",
             "candidates": [f"a{i}", "b"],
         }
