@@ -45,6 +45,7 @@ from bookend.lab.items.suites import load_items
 from bookend.lab.metrics import metric_names, primary_metric
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
+from bookend.lab.models.scorer import capabilities
 from bookend.lab.report.evaluation import build_report, markdown, write
 from bookend.lab.strategies import eval_strategies
 
@@ -155,7 +156,7 @@ def evaluate(
         seed=seed,
     )
     say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
-    metrics = metric_names(loaded)
+    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
     known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
     if known is not None:
         taken = sum(map(bool, reused_metrics(known, loaded, trials)))

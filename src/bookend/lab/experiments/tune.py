@@ -53,6 +53,7 @@ from bookend.lab.items.suites import load_items
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
+from bookend.lab.models.scorer import capabilities
 from bookend.lab.report.tuning import build_report, decision_sentence, markdown, write
 from bookend.lab.selection import Decision
 from bookend.lab.strategies import RANDOM
@@ -147,7 +148,8 @@ def tune(
     default = default_model(theory, scorer)
     budget = Budget(scorer, max_calls, minutes, started)
     ranked = Ranked.of(loaded, names)
-    judging = Judging(scorer, loaded, ranked, folded, metric_names(loaded), budget, seed, progress)
+    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
+    judging = Judging(scorer, loaded, ranked, folded, metrics, budget, seed, progress)
     run_k = _common_k(loaded)
     say(f"measuring the slots of K={run_k} on {len(loaded)} items in {folds} folds")
     measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)

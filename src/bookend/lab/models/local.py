@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 import bookend
 from bookend.lab import deps
 from bookend.lab.models.cache import CallCache, call_key
-from bookend.lab.models.scorer import ChatPrompt, Continuations, Prompt, answer_text
+from bookend.lab.models.scorer import (
+    IN_PROCESS,
+    Capabilities,
+    ChatPrompt,
+    Continuations,
+    Prompt,
+    answer_text,
+)
 from bookend.lab.models.weights import resolve_weights
 from bookend.spec import preset_key
 
@@ -246,7 +253,10 @@ class LocalScorer:
 
     Attributes:
         calls: model calls made (cache misses); identical requests are answered from the cache.
+        capabilities: whole continuations of text and chat prompts, in process.
     """
+
+    capabilities: Capabilities = IN_PROCESS
 
     def __init__(self, model: Any, cache: CallCache | None = None) -> None:
         self.model = model
