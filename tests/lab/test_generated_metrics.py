@@ -76,7 +76,8 @@ def test_capabilities_come_from_the_scorer() -> None:
         capabilities = Capabilities("generation", logprobs=False, served=True)
 
     assert capabilities(Plain()) is IN_PROCESS
-    assert not IN_PROCESS.generation_only and not IN_PROCESS.served
+    assert not IN_PROCESS.generation_only
+    assert not IN_PROCESS.served
     assert capabilities(Generating()).generation_only
 
 
@@ -161,6 +162,7 @@ def test_a_generation_only_run_reports_accuracy_only() -> None:
     }
     assert values <= {0.0, 1.0}
     accuracies = [r["accuracy"] for row in report["items"] for r in row["results"].values()]
-    assert 0.0 in accuracies and 1.0 in accuracies  # both outcomes occur: the match is real
+    assert 0.0 in accuracies  # both outcomes occur: the match is real
+    assert 1.0 in accuracies
     assert all(r["exact_match"] == 0.0 for row in report["items"] for r in row["results"].values())
     assert "**Accuracy only**" in result.markdown
