@@ -286,7 +286,7 @@ def test_the_command_line_options_choose_the_scorer(upstream: LlamaCppServer) ->
             top_logprobs=top,
             chat="--chat" in flags,
             no_logprobs="--no-logprobs" in flags,
-            max_tokens=4,
+            max_answer_tokens=4,
         )
 
     kinds = {
@@ -411,3 +411,17 @@ def test_both_log_probability_formats_are_read() -> None:
     assert top_logprobs(legacy) == top_logprobs(chat) == {" Paris": -0.2, " the": -1.9}
     assert top_logprobs({"choices": [{"logprobs": None}]}) == {}
     assert top_logprobs({}) == {}
+
+
+def test_every_run_command_parses_the_chat_options() -> None:
+    """The shared options sit beside each command's own (tune has a --max-tokens budget)."""
+    from bookend.cli import build_parser
+
+    parser = build_parser()
+    for command in ("eval", "tune", "calibrate"):
+        extra = ["--out", "x.json"] if command == "calibrate" else []
+        args = parser.parse_args(
+            [command, "--endpoint", "http://127.0.0.1:9/v1", "--served-model", "m", "--chat",
+             "--no-logprobs", "--max-answer-tokens", "12", *extra]
+        )  # fmt: skip
+        assert (args.chat, args.no_logprobs, args.max_answer_tokens) == (True, True, 12)

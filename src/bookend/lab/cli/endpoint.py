@@ -71,7 +71,7 @@ def add_endpoint_options(parser: Any) -> None:
         "and match it against the gold one; the report has exact_match and accuracy only",
     )
     group.add_argument(
-        "--max-tokens",
+        "--max-answer-tokens",
         type=int,
         default=32,
         metavar="N",
@@ -113,7 +113,7 @@ def endpoint_scorer(args: argparse.Namespace, cache: str | Path | None) -> Serve
         return GenerationScorer(
             args.endpoint,
             args.served_model,
-            max_tokens=getattr(args, "max_tokens", 32),
+            max_tokens=getattr(args, "max_answer_tokens", 32),
             **transport,
         )
     if chat:
