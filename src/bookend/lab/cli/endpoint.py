@@ -1,5 +1,13 @@
 """The ``--endpoint`` options that ``bookend eval``, ``tune`` and ``calibrate`` share, and the
-scorer they describe (:class:`~bookend.lab.models.endpoint.EndpointScorer`).
+scorer they describe:
+
+- by default, :class:`~bookend.lab.models.endpoint.EndpointScorer` (completion text through
+  ``/v1/completions``, next-token log-probabilities);
+- ``--chat``: :class:`~bookend.lab.models.chat.ChatEndpointScorer` (chat prompts through
+  ``/v1/chat/completions`` with log-probabilities);
+- ``--no-logprobs`` (implies ``--chat``): :class:`~bookend.lab.models.chat.GenerationScorer`
+  (generated answers, matched against the gold one: accuracy only), for APIs without
+  log-probabilities.
 
 The API key is never an option: ``--api-key-env`` names the environment variable that holds it, so
 it stays out of the command line and its history.
@@ -12,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
-    from bookend.lab.models.endpoint import EndpointScorer
+    from bookend.lab.models.endpoint import ServedScorer
 
 __all__ = ["add_endpoint_options", "endpoint_scorer", "served_theory"]
 
@@ -43,15 +51,37 @@ def add_endpoint_options(parser: Any) -> None:
     group.add_argument(
         "--top-logprobs",
         type=int,
-        default=1000,
         metavar="N",
+        default=None,
         help="next tokens asked per context; a token beyond them is scored by an upper bound "
-        "and counted in the report (default 1000; vLLM allows its --max-logprobs, 20 by default)",
+        "and counted in the report (default 1000, with --chat 20; vLLM allows its "
+        "--max-logprobs, 20 by default; OpenAI's chat API 20 at most)",
+    )
+    group.add_argument(
+        "--chat",
+        action="store_true",
+        help="score chat prompts through /v1/chat/completions with log-probabilities: whole "
+        "answers where the server continues an assistant prefix (llama-server, vLLM), else "
+        "their first tokens (the report's endpoint.method says which)",
+    )
+    group.add_argument(
+        "--no-logprobs",
+        action="store_true",
+        help="for chat APIs without log-probabilities (implies --chat): generate each answer "
+        "and match it against the gold one; the report has exact_match and accuracy only",
+    )
+    group.add_argument(
+        "--max-answer-tokens",
+        type=int,
+        default=32,
+        metavar="N",
+        help="with --no-logprobs, the longest answer generated (default 32)",
     )
 
 
-def endpoint_scorer(args: argparse.Namespace, cache: str | Path | None) -> EndpointScorer:
-    """The scorer of ``--endpoint`` (probed once), with its call cache at ``cache``.
+def endpoint_scorer(args: argparse.Namespace, cache: str | Path | None) -> ServedScorer:
+    """The scorer of ``--endpoint`` (probed once), with its call cache at ``cache``: completions,
+    chat (``--chat``) or generation only (``--no-logprobs``), as the module docstring says.
 
     Raises:
         ValueError: without ``--served-model``, together with ``--weights``, or when the server
@@ -65,17 +95,32 @@ def endpoint_scorer(args: argparse.Namespace, cache: str | Path | None) -> Endpo
             f"--endpoint {args.endpoint}"
         )
     from bookend.lab.models.cache import CallCache
+    from bookend.lab.models.chat import ChatEndpointScorer, GenerationScorer
     from bookend.lab.models.endpoint import EndpointScorer
 
-    return EndpointScorer(
-        args.endpoint,
-        args.served_model,
-        cache=CallCache(cache),
-        api_key_env=args.api_key_env,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        top_logprobs=args.top_logprobs,
-    )
+    no_logprobs = getattr(args, "no_logprobs", False)
+    chat = getattr(args, "chat", False) or no_logprobs
+    top = getattr(args, "top_logprobs", None)
+    if no_logprobs and top is not None:
+        raise ValueError("--no-logprobs asks for no log-probabilities: drop --top-logprobs")
+    transport: dict[str, Any] = {
+        "cache": CallCache(cache),
+        "api_key_env": args.api_key_env,
+        "concurrency": args.concurrency,
+        "timeout": args.timeout,
+    }
+    if no_logprobs:
+        return GenerationScorer(
+            args.endpoint,
+            args.served_model,
+            max_tokens=getattr(args, "max_answer_tokens", 32),
+            **transport,
+        )
+    if chat:
+        return ChatEndpointScorer(
+            args.endpoint, args.served_model, top_logprobs=top or 20, **transport
+        )
+    return EndpointScorer(args.endpoint, args.served_model, top_logprobs=top or 1000, **transport)
 
 
 def served_theory(args: argparse.Namespace) -> str:

@@ -16,7 +16,7 @@ from bookend.lab.cli.endpoint import add_endpoint_options, endpoint_scorer, serv
 from bookend.lab.items.suites import SUITES
 
 if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
-    from bookend.lab.models.endpoint import EndpointScorer
+    from bookend.lab.models.endpoint import ServedScorer
 
 __all__ = [
     "DOCS",
@@ -111,7 +111,7 @@ def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
             raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
 
 
-def served_scorer(args: argparse.Namespace) -> EndpointScorer | None:
+def served_scorer(args: argparse.Namespace) -> ServedScorer | None:
     """The scorer of ``--endpoint`` (its calls cached in ``--cache``, default ``OUT/calls.jsonl``),
     or ``None`` for local weights; the caller closes it."""
     if not args.endpoint:
@@ -119,7 +119,7 @@ def served_scorer(args: argparse.Namespace) -> EndpointScorer | None:
     return endpoint_scorer(args, args.cache or Path(args.out) / "calls.jsonl")
 
 
-def run_arguments(args: argparse.Namespace, scorer: EndpointScorer | None) -> dict[str, Any]:
+def run_arguments(args: argparse.Namespace, scorer: ServedScorer | None) -> dict[str, Any]:
     """The keyword arguments of :func:`~bookend.lab.experiments.evaluate.evaluate` and
     :func:`~bookend.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed (the items
     file, K and the number of items aside), with ``scorer`` (:func:`served_scorer`) as the model

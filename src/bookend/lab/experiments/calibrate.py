@@ -35,6 +35,7 @@ from bookend.lab.items.template import BOOKEND_PROMPT, PromptTemplate, TemplateL
 from bookend.lab.metrics import item_metrics
 from bookend.lab.models import Scorer, load_scorer
 from bookend.lab.models.endpoint import endpoint_settings
+from bookend.lab.models.scorer import capabilities
 from bookend.lab.progress import progress_bar
 from bookend.lab.report.calibration import Cell, calibration_report, cell_line
 from bookend.lab.report.figures import plot_heldback, plot_slots
@@ -159,8 +160,14 @@ def measure_outcomes(
     names the cell, ``step(1)`` is called after each (item, slot).
 
     Raises:
-        ValueError: for an item without candidates or a known gold document.
+        ValueError: for an item without candidates or a known gold document, or a scorer that
+            gives no log-probabilities (generation only).
     """
+    if capabilities(scorer).generation_only:
+        raise ValueError(
+            "bookend calibrate fits log-probabilities and candidate probabilities: a "
+            "generation-only scorer (--no-logprobs) gives neither"
+        )
     out = []
     for item in items:
         if item.candidates is None or item.gold is None:

@@ -48,6 +48,7 @@ from bookend.lab.items.template import TemplateLike, template_of
 from bookend.lab.metrics import metric_names, primary_metric
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
+from bookend.lab.models.scorer import capabilities
 from bookend.lab.report.evaluation import build_report, markdown, write
 from bookend.lab.strategies import eval_strategies
 
@@ -182,7 +183,7 @@ def evaluate(
         plan = {t.prompt: loaded[t.item].continuations for t in trials}
         cost = estimate(scorer, plan, upper_bound=False)
         return EvalResult(report={"dry_run": cost.to_json()}, markdown=cost.markdown("eval"))
-    metrics = metric_names(loaded)
+    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
     known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
     if known is not None:
         taken = sum(map(bool, reused_metrics(known, loaded, trials)))

@@ -203,7 +203,10 @@ def score_trials(
     def scored_metrics(t: Trial) -> dict[str, float]:
         item = items[t.item]
         return item_metrics(
-            scored[t.prompt], item.answer_index, candidates=item.candidates is not None
+            scored[t.prompt],
+            item.answer_index,
+            candidates=item.candidates is not None,
+            answers=item.continuations,
         )
 
     if known is not None:

@@ -64,7 +64,7 @@ from bookend.lab.items.template import TemplateLike, template_of
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
-from bookend.lab.models.scorer import Prompt
+from bookend.lab.models.scorer import Prompt, capabilities
 from bookend.lab.report.tuning import build_report, decision_sentence, markdown, write
 from bookend.lab.selection import Decision
 from bookend.lab.strategies import RANDOM, bookend_strategy
@@ -188,7 +188,8 @@ def tune(
     default = default_model(theory, scorer)
     budget = Budget(scorer, max_calls, minutes, started, max_tokens=max_tokens)
     ranked = Ranked.of(loaded, names)
-    judging = Judging(scorer, loaded, ranked, folded, metric_names(loaded), budget, seed, progress)
+    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
+    judging = Judging(scorer, loaded, ranked, folded, metrics, budget, seed, progress)
     run_k = _common_k(loaded)
     if dry_run:
         cost = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)

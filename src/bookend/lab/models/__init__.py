@@ -6,12 +6,17 @@
 - :mod:`~bookend.lab.models.local`: the in-process transformers / GGUF model and its scorer.
 - :mod:`~bookend.lab.models.weights`: named weights (``smollm2``, ``gemma3-270m``).
 - :mod:`~bookend.lab.models.endpoint`: a model served over an OpenAI-compatible API
-  (:class:`~bookend.lab.models.endpoint.EndpointScorer`), and
-  :mod:`~bookend.lab.models.llama_server`, the real server its tests and benchmark start.
+  (:class:`~bookend.lab.models.endpoint.EndpointScorer`, completions; the transport every served
+  scorer shares), :mod:`~bookend.lab.models.chat` (chat prompts through
+  ``/v1/chat/completions``, with log-probabilities or generation only), and
+  :mod:`~bookend.lab.models.llama_server`, the real servers their tests and benchmark start
+  (llama-cpp-python's and upstream llama.cpp's).
 
 A new backend is a class with the :class:`Scorer` attributes and methods that answers repeated
-requests from a :class:`CallCache`. :func:`load_scorer` loads local weights; the command line's
-``--endpoint`` makes an ``EndpointScorer`` instead (:mod:`bookend.lab.cli.endpoint`).
+requests from a :class:`CallCache`, and declares its
+:class:`~bookend.lab.models.scorer.Capabilities` (what the experiments ask it instead of its
+class). :func:`load_scorer` loads local weights; the command line's
+``--endpoint`` makes a served scorer instead (:mod:`bookend.lab.cli.endpoint`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """The call cache: model-call results keyed by (model id, prompt, continuations), resumable.
 
+A row holds ``logprob`` and ``greedy`` lists, and ``generated`` (the generated text) for the
+results of a generation-only backend; rows without it (every row written before it existed) read
+as results with ``generated=None``, so old cache files keep working.
+
 Results live in memory and, when a path is given, in an append-only JSONL file written as each call
 finishes, so an interrupted run resumes where it stopped: a torn last line is dropped (that call is
 made again) and later rows start on a fresh line.
@@ -38,10 +42,15 @@ class CallCache:
             for line in text.splitlines():
                 try:
                     row = json.loads(line)
+                    generated = row.get("generated")
+                    if generated is not None and not isinstance(generated, str):
+                        raise TypeError("generated must be text")
                     self._results[row["key"]] = Continuations(
-                        tuple(map(float, row["logprob"])), tuple(map(bool, row["greedy"]))
+                        tuple(map(float, row["logprob"])),
+                        tuple(map(bool, row["greedy"])),
+                        generated,
                     )
-                except (json.JSONDecodeError, KeyError, TypeError):
+                except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                     continue  # a line cut short by an interrupted run: that call is redone
 
     def __len__(self) -> int:
@@ -56,6 +65,12 @@ class CallCache:
         self._results[key] = result
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            row = {"key": key, "logprob": list(result.logprob), "greedy": list(result.greedy)}
+            row: dict[str, object] = {
+                "key": key,
+                "logprob": list(result.logprob),
+                "greedy": list(result.greedy),
+            }
+            if result.generated is not None:
+                row["generated"] = result.generated
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(row) + "\n")

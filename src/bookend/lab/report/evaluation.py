@@ -164,6 +164,12 @@ def markdown(report: Mapping[str, Any]) -> str:
         "Intervals: 95% bootstrap over items. ▲/▼: the paired interval excludes 0. MDE: minimum "
         "detectable difference at this n (2.8 standard errors of the paired difference)."
     )
+    if "exact_match" in metrics:
+        units = (
+            "**Accuracy only**: the answers were generated (the API gave no log-probabilities), "
+            "so there is no gold_logprob or candidate_prob. exact_match: the normalised output "
+            "equals the gold answer; accuracy: it contains it (SQuAD normalisation). " + units
+        )
     ranks = [
         f"- {name}: gold ranked first in {100 * (g['first'] or 0):.1f}% of items; counts by rank "
         f"{g['counts']}"
