@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import re
 import sys
@@ -29,6 +28,7 @@ from bookend.profiles.theory import TheoryProfile
 from bookend.spec import available_presets
 from bookend.theory import components
 from bookend.tuned import load_config
+from bookend.version import __version__
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, chunk_weights
 
 __all__ = ["build_parser", "main"]
@@ -118,7 +118,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             path = plot_placement(placement, plot, labels=titles)
             print(f"\ninfluence plot written to {path}")
         else:
-            print("\n(matplotlib not installed: no plot; pip install 'bookend[plot]')")
+            print("\n(matplotlib not installed: no plot; pip install 'bookend-rag[plot]')")
     return 0
 
 
@@ -344,9 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bookend",
         description="Place retrieved chunks where the model reads best.",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"bookend {importlib.metadata.version('bookend')}"
-    )
+    parser.add_argument("--version", action="version", version=f"bookend {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
