@@ -8,9 +8,10 @@ import importlib.metadata
 import sys
 from pathlib import Path
 
-import bookend
 import langchain_bookend
 from langchain_core.documents import Document
+
+import bookend
 
 here = Path(sys.prefix).resolve()
 for module in (bookend, langchain_bookend):

@@ -269,6 +269,13 @@ def _read_reorder_input(data: Any) -> tuple[list[Any], list[str], dict[str, list
             raise ValueError(f"every chunk needs {field!r} when one has it")
         columns[name] = [c[field] for c in objects]
     checked = {name: _column(name, values, len(chunks)) for name, values in columns.items()}
+    scores = checked.get("scores")
+    if scores is not None and None in scores and any(s is not None for s in scores):
+        # As a missing "score" field is refused: a null among numbers would silently switch the
+        # whole placement to the input order.
+        raise ValueError(
+            f"scores[{scores.index(None)}]=null among numbers: give every chunk a score, or none"
+        )
     return chunks, texts, checked
 
 
@@ -413,8 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     reo.add_argument(
         "--lookalike-threshold",
         type=float,
-        help="word-shingle Jaccard similarity at which two chunks are look-alikes; a set with "
-        "look-alikes is placed in relevance order (default: 0.5)",
+        help="word-shingle Jaccard similarity at which two chunks are look-alikes, for "
+        "--drop-lookalikes (alone it changes nothing; default: 0.5)",
     )
     reo.add_argument(
         "--drop-lookalikes",
