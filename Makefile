@@ -41,7 +41,7 @@ test: $(DEV_STAMP) lint typecheck unit docs dist
 
 ## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails
 docs: $(DEV_STAMP)
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # dist: wheels and sdists of the core and the three adapters into dist/, checked by twine, then the
 # core and LangChain wheels installed into a throwaway virtualenv (no system site packages, no
