@@ -45,16 +45,17 @@ docs: $(DEV_STAMP)
 
 # dist: wheels and sdists of the core and the three adapters into dist/, checked by twine, then the
 # core and LangChain wheels installed into a throwaway virtualenv (no system site packages, no
-# torch) and smoke-tested there, as a user would install them.
+# torch, no PYTHONPATH) and smoke-tested there, as a user would install them.
 SMOKE_VENV := .venv-smoke
 DISTS := . $(INTEGRATIONS)
 dist: $(DEV_STAMP)
 	rm -rf dist $(SMOKE_VENV)
 	$(foreach d,$(DISTS),$(BIN)/python -m build --quiet --outdir dist $(d) &&) true
 	$(BIN)/twine check --strict dist/*
-	$(PYTHON) -m venv $(SMOKE_VENV)
-	$(SMOKE_VENV)/bin/python -m pip install --quiet -c constraints.txt dist/bookend_rag-*.whl dist/langchain_bookend-*.whl
-	cd $(SMOKE_VENV) && bin/python ../tests/smoke_install.py
+	env -u PYTHONPATH $(PYTHON) -m venv $(SMOKE_VENV)
+	env -u PYTHONPATH $(SMOKE_VENV)/bin/python -m pip install --quiet -c constraints.txt \
+		dist/bookend_rag-*.whl dist/langchain_bookend-*.whl
+	cd $(SMOKE_VENV) && env -u PYTHONPATH bin/python -I ../tests/smoke_install.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
