@@ -70,7 +70,8 @@ class Placement(Generic[T]):
             irrelevant chunk under which the expected answer share was maximised
             (:mod:`bookend.placement.competing`).
         repeated: whether the top chunk was repeated at both ends (``repeat_top``).
-        notes: why a requested option did not apply (for example no room for a repeat).
+        notes: why a requested option did not apply (for example no room for a repeat, or
+            scores given with one missing, so that the input order stood for relevance).
 
     Two placements are equal when they hold the same order, items, arrays and settings; the hash
     leaves the items out, so placements of unhashable items (documents) hash too.
