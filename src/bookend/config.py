@@ -25,12 +25,14 @@ from bookend.lookalikes import DEFAULT_LOOKALIKE_THRESHOLD
 from bookend.placement.problem import EXACT_MAX_K
 from bookend.placement.strategies import StrategyName
 from bookend.profiles.io import ProfileRef, profile_ref
+from bookend.spec import DEFAULT_PRESET
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WeightRule
 
 __all__ = ["DEFAULT_MODEL", "MAX_COMPETITION", "PlacementConfig", "validation_message"]
 
-#: The spec used when the caller names no model: a 32-layer decoder (Llama 3.1 8B).
-DEFAULT_MODEL = "llama-3.1-8b"
+#: The spec used when the caller names no model, and for a model name bookend knows no
+#: architecture for (:func:`bookend.spec.resolve_model_name`): a 32-layer decoder (Llama 3.1 8B).
+DEFAULT_MODEL = DEFAULT_PRESET
 
 #: Largest ``competition``: the Dinkelbach step rounds ``(pi + c)(pi - J)`` to 12 decimals, so
 #: ``c`` times 1e12 must stay far inside float range; beyond about 1e6 every chunk pulls nearly

@@ -28,7 +28,7 @@ from bookend.placement.result import Placement
 from bookend.placement.selection import select_chunks
 from bookend.placement.strategies import strategy_order
 from bookend.profiles.base import InfluenceProfile
-from bookend.profiles.io import ModelLike, file_stamp, resolve_profile
+from bookend.profiles.io import ModelLike, file_stamp, model_notice, resolve_profile
 from bookend.relevance import relevance
 from bookend.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
 from bookend.tuned import ConfigLike, load_config
@@ -107,9 +107,14 @@ class Bookend(Generic[T]):
     settings.
 
     Args:
-        model: a preset name (``"llama-3.1-8b"``) or Hugging Face id, a :class:`~bookend.ModelSpec`
-            or ``{"depth", "attn_share"}`` spec, an influence profile or its JSON object, a
-            published curve (``"liu2023:gpt-3.5-turbo"``) or a profile JSON path.
+        model: a model name as users type it (a preset name ``"llama-3.1-8b"``, a Hugging Face
+            id, an Ollama tag ``"llama3.1:8b"``, a served or API model name), a
+            :class:`~bookend.ModelSpec` or ``{"depth", "attn_share"}`` spec, an influence
+            profile or its JSON object, a published curve (``"liu2023:gpt-3.5-turbo"``) or a
+            profile JSON path. A name bookend knows no architecture for (``"gpt-4o"``, a
+            fine-tune's name) places with the default order, with a ``UserWarning`` once per
+            process and name and the same line in ``Placement.notes``; a clear misspelling of a
+            preset name raises (:func:`bookend.spec.resolve_model_name`).
         token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
             ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
             name (see :func:`bookend.tokens.load_tokenizer`), a callable, or an object with
@@ -131,10 +136,20 @@ class Bookend(Generic[T]):
         ValueError: an unknown setting or a bad value, named in the message.
     """
 
-    __slots__ = ("_count", "_layout", "_profile", "_source", "_text", "_token_counter", "config")
+    __slots__ = (
+        "_count",
+        "_layout",
+        "_notice",
+        "_profile",
+        "_source",
+        "_text",
+        "_token_counter",
+        "config",
+    )
 
     config: PlacementConfig
     _profile: InfluenceProfile
+    _notice: str | None
     _layout: Layout
     _token_counter: TokenCounterLike
     _count: TokenCounter
@@ -199,6 +214,7 @@ class Bookend(Generic[T]):
         set_slot = object.__setattr__
         set_slot(self, "config", config)
         set_slot(self, "_profile", resolve_profile(config.model) if profile is None else profile)
+        set_slot(self, "_notice", model_notice(config.model))
         set_slot(self, "_layout", config.layout)
         set_slot(self, "_token_counter", token_counter)
         counter = (
@@ -292,7 +308,7 @@ class Bookend(Generic[T]):
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
-        notes: list[str] = []
+        notes: list[str] = [] if self._notice is None else [self._notice]
         if raw is None and scores is not None and n:
             notes.append(_missing_scores_note(scores))
         duplicates = self._lookalike_drops(items, rel) if config.drop_lookalikes else ()

@@ -8,10 +8,10 @@ information, the context window. Specs come from the bundled presets, from a loc
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,7 +23,15 @@ from bookend.errors import OneLineModel, no_bool
 from bookend.inputs import MAX_TOKENS
 from bookend.theory import MAX_DEPTH
 
-__all__ = ["ModelSpec", "available_presets", "preset_key"]
+__all__ = [
+    "DEFAULT_PRESET",
+    "ModelName",
+    "ModelSpec",
+    "available_presets",
+    "normalise_model_name",
+    "preset_key",
+    "resolve_model_name",
+]
 
 _DEPTH_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length")
@@ -39,34 +47,233 @@ def available_presets() -> list[str]:
     return sorted(_preset_table())
 
 
-def _normalise_name(name: str) -> str:
-    return name.strip().lower().replace("_", "-").split("/")[-1]
+#: The preset placed when the caller names no model, and for every name bookend knows no
+#: architecture for (:func:`resolve_model_name`): a 32-layer decoder (Llama 3.1 8B).
+DEFAULT_PRESET = "llama-3.1-8b"
+
+# How users spell a model, read in order by :func:`normalise_model_name`. Each rule is
+# (what it reads, pattern, replacement), applied to the lower-cased name.
+_SPELLING_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "a path, a Hugging Face organisation or a LiteLLM provider: the last part "
+        "('meta-llama/Llama-3.1-8B', 'openai/gpt-4o', '/models/x.gguf')",
+        re.compile(r"^.*[/\\]"),
+        "",
+    ),
+    ("a weights file's extension", re.compile(r"\.(gguf|ggml|safetensors|bin|onnx|pth?)$"), ""),
+    ("Ollama's default tag ('llama3.1:latest')", re.compile(r":latest$"), ""),
+    ("an Ollama tag ('llama3.1:8b', 'qwen3:8b')", re.compile(r":"), "-"),
+    (
+        "a quantisation joined by a dot ('SmolLM2-135M-Instruct.Q4_1.gguf')",
+        re.compile(r"\.(?=i?q\d|b?f\d|fp\d|int\d)"),
+        "-",
+    ),
+    (
+        "a vendor before the family ('Meta-Llama-3-8B', Bedrock's 'anthropic.claude-...')",
+        re.compile(r"^(meta|anthropic|openai|google|amazon|mistralai)[.-](?=[^\W\d_])"),
+        "",
+    ),
+)
+
+# A quantisation written with underscores, kept whole when names are split at '_'.
+_QUANTISATION = re.compile(r"i?q\d+(_[a-z0-9]+)*")
+# Parts of a name after its first that change the weights but not the architecture: tuning
+# (instruct, chat, it, base, pt), releases (v0.3, 2407, 20241022), quantisation and packaging.
+_VARIANT_PART = re.compile(
+    r"instruct|chat|it|base|pt|hf|turbo|"
+    r"v\d+\.\d+(\.\d+)*|\d{4}|\d{8}|"
+    r"i?q\d+(_[a-z0-9]+)*|b?f\d+|fp\d+|int\d+|\d+bit|w\d+a\d+|"
+    r"awq|gptq|gguf|ggml|exl2|mlx|qat|bnb|dynamic|quantized"
+)
+# A name's tokens: numbers (with their dots: '3.1', '0.5') and runs of letters.
+_TOKEN = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")
+
+# Families served only through an API: no published depth. (label, pattern on the normal form)
+_CLOSED_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("OpenAI GPT", re.compile(r"^(chat)?gpt-(3\.5|[345](\.\d+)?)(-|$)")),
+    ("OpenAI o-series", re.compile(r"^o-[1-9](-|$)")),
+    ("Anthropic Claude", re.compile(r"^claude(-|$)")),
+    ("Google Gemini", re.compile(r"^gemini(-|$)")),
+)
 
 
-# Instruction-tuned and chat variants share the base model's architecture:
-# "Llama-3.1-8B-Instruct", "Mistral-7B-Instruct-v0.3", "SmolLM2-135M-Instruct", "gemma-2-9b-it".
-_TUNED_SUFFIX = re.compile(r"-(instruct|chat|it)(-v?\d+(\.\d+)*)?$")
-# A GGUF file names its model before its quantisation: "SmolLM2-135M-Instruct.Q4_1.gguf",
-# "gemma-3-270m-q4_k_m.gguf" ("_" already read as "-").
-_GGUF_FILE = re.compile(r"([.-]i?q\d[\w.-]*|[.-]b?f(16|32))?\.gguf$")
+def normalise_model_name(name: str) -> str:
+    """The normal form of a model name: every spelling of one architecture gives the same string.
+
+    Pure and total (any string gives a string). In order:
+
+    1. lower case, then the rules of ``_SPELLING_RULES``: the last ``/`` part (a Hugging Face
+       organisation, a LiteLLM provider, a directory), no weights-file extension, an Ollama tag
+       ``name:tag`` read as ``name-tag`` (``:latest`` dropped), a quantisation joined by a dot
+       read as a part, no vendor before the family (``Meta-Llama-3-8B``);
+    2. the name is split into parts at ``-``, ``_`` and spaces (a quantisation such as
+       ``q4_K_M`` stays one part), and every part after the first that names a variant of the
+       same architecture is dropped: ``instruct``, ``chat``, ``it``, ``base``, ``pt``, ``hf``,
+       releases (``v0.3``, ``2407``, ``20241022``), quantisations (``q4_k_m``, ``IQ4_XS``,
+       ``bf16``, ``fp8``, ``int4``, ``4bit``, ``awq``, ``gptq``, ``gguf``, ``mlx`` ...);
+    3. what is left is read as tokens, numbers (``3.1``) and runs of letters, joined by ``-``:
+       ``gemma3``, ``gemma-3`` and ``Gemma 3`` are alike.
+
+    Example:
+        >>> normalise_model_name("meta-llama/Llama-3.1-8B-Instruct")
+        'llama-3.1-8-b'
+        >>> normalise_model_name("llama3.2:3b-instruct-q4_K_M")
+        'llama-3.2-3-b'
+        >>> normalise_model_name("SmolLM2-135M-Instruct.Q4_1.gguf")
+        'smollm-2-135-m'
+        >>> normalise_model_name("smollm2:135m")
+        'smollm-2-135-m'
+    """
+    text = name.strip().lower()
+    for _, pattern, replacement in _SPELLING_RULES:
+        text = pattern.sub(replacement, text)
+    parts: list[str] = []
+    for part in re.split(r"[-\s]+", text):
+        parts.extend([part] if _QUANTISATION.fullmatch(part) else part.split("_"))
+    parts = [p for p in parts if p]
+    kept = parts[:1] + [p for p in parts[1:] if not _VARIANT_PART.fullmatch(p)]
+    return "-".join(_TOKEN.findall("-".join(kept)))
 
 
 @cache
-def _presets_by_hf_id() -> dict[str, str]:
-    return {_normalise_name(v["hf_id"]): k for k, v in _preset_table().items()}
+def _name_index() -> dict[str, str]:
+    """Normal form -> preset key, over each preset's key, Hugging Face id and aliases."""
+    index: dict[str, str] = {}
+    for key, entry in _preset_table().items():
+        for spelling in (key, entry["hf_id"], *entry.get("aliases", ())):
+            index.setdefault(normalise_model_name(spelling), key)
+    return index
+
+
+def _closed_family(normal: str) -> str | None:
+    return next((label for label, pattern in _CLOSED_FAMILIES if pattern.search(normal)), None)
+
+
+def _edits(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) between two short strings."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def _misspelling_of(normal: str) -> list[str]:
+    """The presets ``normal`` is a clear misspelling of: the same numbers in the same places
+    and the same number of words, each word at most one edit away (two for words of six letters
+    or more), at most two edits in all. ``gpt-4o`` has other numbers than ``gpt2`` and is none."""
+    tokens = normal.split("-")
+    found: dict[str, int] = {}
+    for other, key in _name_index().items():
+        theirs = other.split("-")
+        if len(theirs) != len(tokens) or other == normal:
+            continue
+        total = 0
+        for mine, their in zip(tokens, theirs, strict=True):
+            if mine[0].isdigit() or their[0].isdigit():
+                total += 99 if mine != their else 0
+                continue
+            edits = _edits(mine, their)
+            total += edits if edits <= (2 if len(their) >= 6 else 1) else 99
+        if total <= 2:
+            found[key] = min(total, found.get(key, total))
+    return sorted(found, key=lambda k: (found[k], k))[:3]
+
+
+@dataclass(frozen=True)
+class ModelName:
+    """What bookend knows about a model name (:func:`resolve_model_name`).
+
+    Attributes:
+        name: the name as given.
+        normal: its normal form (:func:`normalise_model_name`).
+        preset: the preset key of its architecture, or ``None`` when bookend knows none.
+        closed: for a model served only through an API, its family (``"OpenAI GPT"``,
+            ``"Anthropic Claude"`` ...), else ``None``.
+    """
+
+    name: str
+    normal: str
+    preset: str | None
+    closed: str | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """For a name bookend knows no architecture for, the one line that says it is placed
+        with the default order and how to do better; ``None`` for a known architecture."""
+        if self.preset is not None:
+            return None
+        what = " (a closed API model)" if self.closed else ""
+        how = (
+            "measure it with `bookend tune --endpoint ...` to place it by its own profile"
+            if self.closed
+            else "give model=ModelSpec(depth=...) or ModelSpec.from_hf_config(...), or measure "
+            "it with `bookend tune --endpoint ...`, to place it by its own profile"
+        )
+        return (
+            f"bookend knows no architecture for {self.name!r}{what}: placed with the default "
+            f"order; {how}"
+        )
+
+
+def resolve_model_name(name: str) -> ModelName:
+    """What ``name``, a model as a user types it, refers to; every name resolves but a typo.
+
+    * a Hugging Face id, served name, Ollama tag, GGUF file name or preset name of an
+      architecture bookend knows (:func:`available_presets`, by :func:`normalise_model_name`):
+      ``ModelName.preset`` is its preset;
+    * a model served only through an API (``gpt-4o``, ``o3-mini``, ``claude-*``, ``gemini-*``,
+      also as ``openai/gpt-4o``): ``preset`` is ``None`` and ``closed`` names the family;
+    * any other name (``my-finetune-v2``): ``preset`` is ``None``.
+
+    The last two have a :attr:`ModelName.notice`: ``model=`` places them with the default order
+    (that of :data:`DEFAULT_PRESET`, as when no model is named) and says so once.
+
+    Raises:
+        ValueError: the name is not a string or holds no letter or digit, or it is a clear
+            misspelling of a preset (the same numbers, a word one or two edits away:
+            ``lama-3.1-8b``); the message names the preset meant. Nothing else raises.
+
+    Example:
+        >>> resolve_model_name("Qwen/Qwen3-8B").preset
+        'qwen3-8b'
+        >>> resolve_model_name("anthropic/claude-3-5-sonnet-20241022").closed
+        'Anthropic Claude'
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"a model name must be a string such as 'llama-3.1-8b', got {name!r}")
+    normal = normalise_model_name(name)
+    if not normal:
+        raise ValueError(f"model name {name!r} holds no letter or digit")
+    preset = _name_index().get(normal)
+    if preset is not None:
+        return ModelName(name, normal, preset)
+    closed = _closed_family(normal)
+    if closed is not None:
+        return ModelName(name, normal, None, closed)
+    meant = _misspelling_of(normal)
+    if meant:
+        raise ValueError(
+            f"unknown preset name={name!r}; did you mean {', '.join(repr(m) for m in meant)}? "
+            f"(bookend.available_presets() lists all {len(_preset_table())}; a name bookend does "
+            "not know and misspells no preset places with the default order)"
+        )
+    return ModelName(name, normal, None)
 
 
 def preset_key(name: str) -> str | None:
-    """The preset key of a name, Hugging Face id, instruct/chat variant or GGUF file name, or
-    ``None``: ``preset_key("HuggingFaceTB/SmolLM2-135M-Instruct") == "smollm2-135m"``, and so is
-    ``preset_key("SmolLM2-135M-Instruct.Q4_1.gguf")``."""
-    table = _preset_table()
-    key = _GGUF_FILE.sub("", _normalise_name(name))
-    for candidate in (key, _TUNED_SUFFIX.sub("", key)):
-        found = candidate if candidate in table else _presets_by_hf_id().get(candidate)
-        if found is not None:
-            return found
-    return None
+    """The preset key of a name, or ``None``; never raises. Every spelling
+    :func:`normalise_model_name` reads works: ``preset_key("HuggingFaceTB/SmolLM2-135M-Instruct")
+    == "smollm2-135m"``, and so is ``preset_key("SmolLM2-135M-Instruct.Q4_1.gguf")`` and
+    ``preset_key("smollm2:135m")``."""
+    if not isinstance(name, str):
+        return None
+    return _name_index().get(normalise_model_name(name))
 
 
 class ModelSpec(OneLineModel):
@@ -137,14 +344,18 @@ class ModelSpec(OneLineModel):
         """The spec of a widely used open model, from its published config.
 
         Args:
-            name: a preset name such as ``"llama-3.1-8b"`` (case and ``_``/``-`` are ignored); a
-                Hugging Face id such as ``"meta-llama/Llama-3.1-8B"`` works too, and so do its
-                instruct and chat variants (``"meta-llama/Llama-3.1-8B-Instruct"``), which share
-                the base model's architecture.
+            name: a preset name such as ``"llama-3.1-8b"``, or any spelling of one that
+                :func:`normalise_model_name` reads: a Hugging Face id with its organisation and
+                instruct, chat or quantised variant (``"meta-llama/Llama-3.1-8B-Instruct"``,
+                which shares the base model's architecture), an Ollama tag (``"llama3.1:8b"``),
+                a GGUF file name.
             attn_share: override the default ``1 / depth``.
 
         Raises:
-            ValueError: for an unknown name; the message lists the closest preset names.
+            ValueError: for a name of no preset. The message names the preset meant when the
+                name is a clear misspelling of one (:func:`resolve_model_name`), says so for a
+                closed API model, and never suggests a preset of another family. (``model=``
+                is lenient where this is strict: it places such names with the default order.)
         """
         if not isinstance(name, str):
             raise ValueError(
@@ -153,10 +364,10 @@ class ModelSpec(OneLineModel):
         table = _preset_table()
         key = preset_key(name)
         if key is None:
-            close = difflib.get_close_matches(_normalise_name(name), table, n=5, cutoff=0.4)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            resolved = resolve_model_name(name)  # raises for a misspelling, naming the preset
+            what = " (a closed API model with no published depth)" if resolved.closed else ""
             raise ValueError(
-                f"unknown preset name={name!r}{hint} "
+                f"unknown preset name={name!r}{what} "
                 f"(bookend.available_presets() lists all {len(table)})"
             )
         entry = table[key]

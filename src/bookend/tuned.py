@@ -117,6 +117,38 @@ class TunedConfig:
         )
         return True
 
+    @property
+    def template_sha256(self) -> str | None:
+        """The hash of the prompt template it was tuned in (``None`` when not recorded: configs
+        tuned before templates existed were tuned in bookend's own prompt)."""
+        digest = (self.provenance or {}).get("template_sha256")
+        return digest if isinstance(digest, str) else None
+
+    def warn_if_other_template(
+        self, sha256: str, name: str, *, recorded_default: str, stacklevel: int = 2
+    ) -> bool:
+        """Warn (``UserWarning``, naming both prompts) when the config is used to judge prompts
+        rendered by another template than the one it was tuned in, and say whether it did: the
+        prompt decides which end a model reads best, so a choice made in one prompt is a fact
+        about that prompt. ``sha256`` and ``name`` describe the template in use;
+        ``recorded_default`` is the hash assumed for a tuned config that records none (bookend's
+        own prompt). A config without provenance never warns."""
+        if self.provenance is None:
+            return False
+        recorded = self.template_sha256 or recorded_default
+        if recorded == sha256:
+            return False
+        tuned_in = (self.provenance or {}).get("template") or "bookend's own prompt"
+        where = "" if self.source is None else f"config={self.source!r}: "
+        warnings.warn(
+            f"{where}tuned in the prompt {tuned_in!r} (sha256 {recorded}), but the prompts now "
+            f"come from {name!r} (sha256 {sha256}): the tuned choice was measured in another "
+            "prompt, and the prompt can move which end the model reads best",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return True
+
     def _same_model(self, model: object, tuned_on: str) -> bool:
         if isinstance(model, os.PathLike):
             model = os.fspath(model)

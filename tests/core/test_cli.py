@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,7 @@ def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ('[{"text": "a", "source": ["x"]}, {"text": "b", "source": "y"}]', [], "sources[0]=['x']"),
         ('{"chunks": ["a", "b"], "score": [2, 1]}', [], "unknown key 'score'"),
         ('[{"text": "a", "score": 1}, {"text": "b"}]', [], "every chunk needs 'score'"),
-        ('["a", "b"]', ["--model", "gpt-5"], "model='gpt-5'"),
+        ('["a", "b"]', ["--model", "lama-3.1-8b"], "model='lama-3.1-8b'"),
         ('["a", "b"]', ["--prefix-tokens", "-1"], "prefix_tokens=-1"),
         ('["a", "b"]', ["--competition", "-1"], "competition=-1.0"),
     ],
@@ -283,3 +284,37 @@ def test_a_profile_file_without_json_suffix_is_read(
     err = capsys.readouterr().err
     assert "is not JSON" in err
     assert "unknown preset" not in err
+
+
+@pytest.mark.parametrize(
+    ("model", "depth"), [("llama3.1:8b", 32), ("Qwen/Qwen3-8B", 36), ("gpt-4o", None)]
+)
+def test_reorder_model_names_resolve_as_in_the_api(
+    model: str,
+    depth: int | None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bookend.profiles import io as profile_io
+
+    profile_io._reset_notices()
+    payload = (
+        '[{"text": "a", "score": 0.1}, {"text": "b", "score": 0.9}, {"text": "c", "score": 0.5}]'
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO(payload))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["reorder", "--model", model]) == 0
+    profile_io._reset_notices()
+    result = json.loads(capsys.readouterr().out)
+    notice = profile_io.model_notice(model)
+    assert [str(w.message) for w in caught] == ([] if notice is None else [notice])
+    assert result["notes"] == ([] if notice is None else [notice])
+    assert (notice is None) == (depth is not None)
+    default = bookend.reorder(["a", "b", "c"], [0.1, 0.9, 0.5])
+    if depth is None:
+        assert result["order"] == list(default.order)  # the default order, with the notice
+        assert result["profile"] == str(default.profile.name)
+    else:
+        assert f"H={depth}," in result["profile"]
+    profile_io._reset_notices()

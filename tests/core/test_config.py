@@ -89,7 +89,7 @@ def test_every_field_is_described() -> None:
             "model={'depth': 0}: depth=0: Input should be greater than or equal to 1",
         ),
         ({"model": {"depth": 3, "layers": 2}}, "unknown field layers=2"),
-        ({"model": "gpt-5"}, "did you mean"),
+        ({"model": "lama-3.1-8b"}, "did you mean 'llama-3.1-8b'"),
     ],
 )
 def test_bad_settings_raise_one_line_naming_them(settings: dict[str, Any], message: str) -> None:

@@ -181,7 +181,10 @@ def test_strategies_compare_with_the_framework_patterns() -> None:
         (lambda: reorder(["a", "b"], lengths=[3, 0]), r"lengths\[1\]=0"),
         (lambda: reorder(["a", "b"], lengths=[-2, 3]), r"lengths\[0\]=-2"),
         (lambda: reorder([1, 2]), "cannot count tokens of items"),
-        (lambda: reorder(["a"], model="gpt-17"), "unknown preset name='gpt-17'"),
+        (
+            lambda: reorder(["a"], model="gtp2-xl"),
+            "unknown preset name='gtp2-xl'; did you mean 'gpt2-xl'",
+        ),
         (lambda: reorder(["a"], budget=0), "budget=0"),
         (lambda: reorder(["a"], strategy="shuffle"), "strategy='shuffle'"),
         (lambda: reorder(["a"], prefix_tokens=-3), "prefix_tokens=-3"),

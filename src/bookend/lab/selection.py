@@ -34,7 +34,7 @@ from scipy import stats
 
 from bookend.lab.stats import Interval
 
-__all__ = ["Comparison", "Decision", "Race", "compare", "decide"]
+__all__ = ["Comparison", "Decision", "Race", "compare", "decide", "hold_to_current"]
 
 #: Power at which the minimum detectable effect is stated.
 POWER = 0.8
@@ -162,6 +162,39 @@ def decide(
     return Decision(default, default, False, best, guard, reason)
 
 
+def hold_to_current(
+    decision: Decision,
+    scores: Mapping[str, Sequence[float]],
+    current: str,
+    *,
+    confidence: float = 0.95,
+) -> Decision:
+    """The decision against what the user does today: a kept default that is measurably behind
+    the user's ``current`` order (its paired interval against it lies wholly below 0 at
+    ``confidence``) gives way to that order, and the reason says so; any other decision stands.
+
+    Raises:
+        ValueError: when ``current`` has no scores.
+    """
+    if current not in scores:
+        raise ValueError(f"no scores for the current order {current!r}; scored: {sorted(scores)}")
+    if decision.switched or current == decision.default:
+        return decision
+    versus = compare(
+        scores[decision.default],
+        scores[current],
+        level=confidence,
+        names=(decision.default, current),
+    )
+    if versus.ci_high >= 0.0:
+        return decision
+    reason = (
+        f"keep your current order ({current}): the default is measurably behind it and no "
+        "candidate is measurably better than the default"
+    )
+    return Decision(current, decision.default, True, decision.best, versus, reason)
+
+
 @dataclass
 class Race:
     """Sequential elimination (module docstring): call :meth:`update` after each batch.
@@ -172,6 +205,8 @@ class Race:
         eliminate_confidence: level of the interval that eliminates.
         min_items: no elimination before this many items.
         eliminated: candidate -> items seen when it was eliminated.
+        kept: candidates never eliminated besides the default (the user's current order, which
+            every candidate is compared with at the end).
     """
 
     candidates: Sequence[str]
@@ -179,10 +214,14 @@ class Race:
     eliminate_confidence: float = 0.99
     min_items: int = 20
     eliminated: dict[str, int] = field(default_factory=dict)
+    kept: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         if self.default not in self.candidates:
             raise ValueError(f"default must be one of the candidates, got default={self.default!r}")
+        unknown = [c for c in self.kept if c not in self.candidates]
+        if unknown:
+            raise ValueError(f"kept must name candidates, got kept={list(self.kept)!r}")
         if self.min_items < 2:
             raise ValueError(f"min_items must be >= 2, got min_items={self.min_items!r}")
 
@@ -201,7 +240,7 @@ class Race:
             return alive
         leader = max(alive, key=lambda c: float(np.mean(scores[c][:n])))
         for c in alive:
-            if c in (leader, self.default):
+            if c in (leader, self.default, *self.kept):
                 continue
             versus = compare(scores[c][:n], scores[leader][:n], level=self.eliminate_confidence)
             if versus.ci_high < 0.0:

@@ -71,7 +71,9 @@ class Placement(Generic[T]):
             (:mod:`bookend.placement.competing`).
         repeated: whether the top chunk was repeated at both ends (``repeat_top``).
         notes: why a requested option did not apply (for example no room for a repeat, or
-            scores given with one missing, so that the input order stood for relevance).
+            scores given with one missing, so that the input order stood for relevance), and
+            that the model was placed with the default order when bookend knows no
+            architecture for its name (a closed API model such as ``gpt-4o``).
 
     Two placements are equal when they hold the same order, items, arrays and settings; the hash
     leaves the items out, so placements of unhashable items (documents) hash too.

@@ -2,10 +2,17 @@
 
 What a caller passes as ``model=`` (:data:`ModelLike`) is one of
 
-* a preset name (``"llama-3.1-8b"``, or a Hugging Face id such as
-  ``"meta-llama/Llama-3.1-8B-Instruct"``) or a published curve (``"liu2023:gpt-3.5-turbo"``); a
-  model bookend has measured (:func:`~bookend.profiles.measured.measured_models`) resolves to its
-  measured profile, any other preset to the theory profile of its architecture;
+* a model name as users type it (a preset name ``"llama-3.1-8b"``, a Hugging Face id such as
+  ``"meta-llama/Llama-3.1-8B-Instruct"``, an Ollama tag ``"llama3.1:8b"``, a served name, an API
+  model ``"gpt-4o"``: :func:`bookend.spec.resolve_model_name`) or a published curve
+  (``"liu2023:gpt-3.5-turbo"``); a model bookend has measured
+  (:func:`~bookend.profiles.measured.measured_models`) resolves to its measured profile, any
+  other known architecture to its theory profile, and a name bookend knows no architecture for
+  (a closed API model, an unknown fine-tune) to the default model's profile (that of
+  :data:`bookend.spec.DEFAULT_PRESET`, as when no model is named) with a notice
+  (:func:`model_notice`): a ``UserWarning`` once per process per name when it is resolved, and
+  the same line in ``Placement.notes``. Only a clear misspelling of a preset name raises, naming
+  the preset;
 * the path of a profile JSON file (a string ending in ``.json``, or a path object);
 * a :class:`~bookend.ModelSpec` or an inline theory spec ``{"depth": 32, "attn_share": 0.03}``;
 * a profile object, or the JSON object its ``to_json()`` writes.
@@ -20,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +41,7 @@ from bookend.profiles.measured import measured_file
 from bookend.profiles.published import PUBLISHED_PREFIX, published_profile
 from bookend.profiles.tabulated import TabulatedProfile
 from bookend.profiles.theory import TheoryProfile
-from bookend.spec import ModelSpec, available_presets
+from bookend.spec import DEFAULT_PRESET, ModelSpec, available_presets, resolve_model_name
 
 __all__ = [
     "ModelLike",
@@ -40,6 +49,7 @@ __all__ = [
     "file_stamp",
     "is_profile_path",
     "load_profile",
+    "model_notice",
     "profile_from_json",
     "profile_ref",
     "resolve_profile",
@@ -106,8 +116,8 @@ def profile_ref(model: object) -> ProfileRef:
     """The serialisable reference for what a caller passes as ``model=`` (checked, not read).
 
     Raises:
-        ValueError: an unknown preset or curve name, a bad inline spec or profile, or a type that
-            names no profile.
+        ValueError: a misspelt preset name (:func:`bookend.spec.resolve_model_name`), an unknown
+            curve name, a bad inline spec or profile, or a type that names no profile.
     """
     if isinstance(model, os.PathLike):
         return str(os.fspath(model))
@@ -135,7 +145,7 @@ def profile_ref(model: object) -> ProfileRef:
             f"JSON object with 'format', got model={model!r}"
         )
     raise ValueError(
-        "model must be a preset name, a published curve (liu2023:<model>), a profile JSON path, "
+        "model must be a model name, a published curve (liu2023:<model>), a profile JSON path, "
         "a ModelSpec or {'depth', 'attn_share'} spec, or an influence profile, "
         f"got model={model!r} (presets: {', '.join(available_presets()[:5])}, ...)"
     )
@@ -160,19 +170,72 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
         return _file_profile(os.path.realpath(ref), stamp)
     if is_profile_path(ref):
         return load_profile(ref)  # missing: the loader raises its clear error
-    return _named_profile(ref)
+    profile = _named_profile(ref)
+    notice = model_notice(ref)
+    if notice is not None and ref not in _NOTIFIED:
+        _NOTIFIED.add(ref)
+        warnings.warn(notice, UserWarning, stacklevel=_caller_level())
+    return profile
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside bookend, so that a warning names the
+    caller's line, not bookend's."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+#: The names whose notice was issued in this process (:func:`resolve_profile`).
+_NOTIFIED: set[str] = set()
+
+
+def _reset_notices() -> None:
+    """Forget which names were noticed, so that the next resolution of each warns again: the
+    hook for tests of the once-per-process warning."""
+    _NOTIFIED.clear()
+
+
+def model_notice(model: object) -> str | None:
+    """The one-line notice of a ``model=`` reference that names a model bookend knows no
+    architecture for (a closed API model such as ``"gpt-4o"``, an unknown name), which is placed
+    with the default order; ``None`` for every other reference (a known or measured model, a
+    published curve, a file, a spec or a profile). Never raises."""
+    if (
+        not isinstance(model, str)
+        or is_profile_path(model)
+        or model.lower().startswith(PUBLISHED_PREFIX)
+        or measured_file(model) is not None
+    ):
+        return None
+    try:
+        return resolve_model_name(model).notice
+    except ValueError:
+        return None
 
 
 @lru_cache(maxsize=64)
 def _named_profile(name: str) -> InfluenceProfile:
-    """A published curve, the measured profile of a model bookend has measured, or the theory
-    profile of a preset."""
+    """A published curve, the measured profile of a model bookend has measured, the theory
+    profile of a known architecture, or the default model's profile for any other name (a
+    misspelt preset name raises)."""
     if name.lower().startswith(PUBLISHED_PREFIX):
         return published_profile(name)
     measured = measured_file(name)
     if measured is not None:
         return profile_from_json(load_data_json(measured), where=f"measured profile {measured}")
-    return TheoryProfile(ModelSpec.preset(name))
+    preset = resolve_model_name(name).preset
+    if preset is None:
+        return _named_profile(DEFAULT_PRESET)
+    return TheoryProfile(ModelSpec.preset(preset))
 
 
 @lru_cache(maxsize=64)

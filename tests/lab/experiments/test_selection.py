@@ -120,3 +120,36 @@ def test_bad_arguments_are_one_line_errors(call: object, needle: str) -> None:
     with pytest.raises(ValueError, match=needle) as error:
         call()  # type: ignore[operator]
     assert "\n" not in str(error.value)
+
+
+def test_a_kept_default_behind_the_users_current_order_gives_way_to_it() -> None:
+    from bookend.lab.selection import hold_to_current
+
+    rng = np.random.default_rng(7)
+    current = rng.uniform(0.4, 0.6, 40)
+    scores = {
+        "default": list(current - 0.1 + rng.normal(0, 0.01, 40)),
+        "relevance": list(current),
+        "rival": list(current - 0.1 + rng.normal(0, 0.01, 40)),
+    }
+    kept = decide({"default": scores["default"], "rival": scores["rival"]}, "default")
+    assert not kept.switched
+    held = hold_to_current(kept, scores, "relevance")
+    assert held.chosen == "relevance"
+    assert held.switched
+    assert held.guard is not None
+    assert held.guard.ci_high < 0
+    assert "current order (relevance)" in held.reason
+    # Level with the current order: the default stays.
+    level = {**scores, "default": list(current + rng.normal(0, 0.01, 40))}
+    assert hold_to_current(kept, level, "relevance") is kept
+    with pytest.raises(ValueError, match="no scores for the current order"):
+        hold_to_current(kept, scores, "haystack")
+
+
+def test_the_race_never_eliminates_the_current_order() -> None:
+    far_behind = {"default": [1.0] * 30, "relevance": [0.0] * 30, "other": [0.0] * 30}
+    race = Race(["default", "relevance", "other"], "default", kept=("relevance",), min_items=2)
+    assert race.update(far_behind) == ["default", "relevance"]
+    with pytest.raises(ValueError, match="kept must name candidates"):
+        Race(["default"], "default", kept=("nope",))

@@ -311,9 +311,29 @@ def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
     assert report["decision"]["guard"]["ci_low"] > 0
     means = report["measurement"]["tables"]["pooled"]["slot_means"]
     assert means == sorted(means)  # the measured table rises with the slot, as planted
-    # The race left the clearly-behind candidates (first-slot orders) behind.
-    assert "relevance" in {n for n, c in report["candidates"].items() if c["eliminated_at"]}
+    # The race left the clearly-behind candidates (first-slot orders) behind, but never the
+    # user's current order (the retriever's: relevance), which every candidate is compared with.
+    assert "alternate" in {n for n, c in report["candidates"].items() if c["eliminated_at"]}
+    assert report["candidates"]["relevance"]["eliminated_at"] is None
+    assert report["chosen"]["current"] == "relevance"
+    assert report["chosen"]["versus_current"]["verdict"] == "better"
     assert report["chosen"]["versus_random"]["verdict"] == "better"
+
+
+def test_tune_compares_every_candidate_with_the_users_framework_order(tmp_path: Path) -> None:
+    # A Haystack user's order today is the alternating pattern: it stays in the race to the end
+    # and every candidate is compared with it (the rule that a kept default behind it gives way
+    # to it is tested on planted scores in test_selection.py).
+    items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
+    result = tune(
+        items_file, scorer=_Planted(-3.0), theory=THEORY, current="haystack", progress=False
+    )
+    report = result.report
+    assert report["chosen"]["current"] == "alternate"
+    assert report["candidates"]["alternate"]["eliminated_at"] is None
+    assert "minus your order (alternate)" in result.markdown
+    with pytest.raises(ValueError, match="current must be one of"):
+        tune(items_file, scorer=_Planted(0.0), theory=THEORY, current="mine", progress=False)
 
 
 def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,21 @@ def test_presets_carry_published_dimensions() -> None:
     assert nominal_spec(gpt2).depth == 12
 
 
-@pytest.mark.parametrize("name", available_presets())
-def test_every_preset_builds_a_shrunk_config(name: str) -> None:
+# The presets whose published dimensions are bundled; the others have a depth only.
+BUILDABLE = sorted(
+    json.loads(resources.files("bookend").joinpath("data/architectures.json").read_text("utf-8"))[
+        "presets"
+    ]
+)
+
+
+def test_buildable_presets_are_presets() -> None:
+    assert set(BUILDABLE) <= set(available_presets())
+    assert len(BUILDABLE) >= 38
+
+
+@pytest.mark.parametrize("name", BUILDABLE)
+def test_every_buildable_preset_builds_a_shrunk_config(name: str) -> None:
     config = build_config(name, width=128, n_tokens=512)
     assert config.num_hidden_layers >= 12
     assert 64 <= config.hidden_size <= 128
@@ -56,5 +70,7 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
         build_config("gpt2", n_tokens=4096)  # learned positions stop at 1024
     with pytest.raises(ValueError, match="preset"):
         build_config("no-such-model")
+    with pytest.raises(ValueError, match=r"no published dimensions.*config\.json"):
+        build_config("qwen3-8b")  # a depth, no dimensions bundled
     with pytest.raises(ValueError, match=r"config\.json"):
         build_config(tmp_path / "missing.json")

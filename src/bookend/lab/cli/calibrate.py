@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from bookend.lab.cli.common import (
+    add_template_option,
     check_outputs,
     check_profiles,
     filler_range,
     guarded,
+    load_template_option,
     say,
     set_threads,
 )
@@ -48,6 +50,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     p.add_argument("--weights", help="local model directory, .gguf or 'smollm2'")
+    add_template_option(p)
     p.add_argument(
         "--outcomes",
         nargs="+",
@@ -133,6 +136,7 @@ def _run(args: argparse.Namespace) -> int:
             "--compare scores the held-back cells: give --holdout-docs or --holdout-filler, "
             f"got --compare {' '.join(args.compare)}"
         )
+    load_template_option(args)
     out = Path(args.out)
     check_outputs(
         out=args.out,
@@ -169,6 +173,7 @@ def _run(args: argparse.Namespace) -> int:
             plot=args.plot,
             holdout_plot=args.holdout_plot,
             settings=settings,
+            template=args.template,
             log=say,
         )
     return 0

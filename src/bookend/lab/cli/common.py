@@ -10,7 +10,16 @@ from pathlib import Path
 
 from bookend.lab import deps
 
-__all__ = ["check_outputs", "check_profiles", "filler_range", "guarded", "say", "set_threads"]
+__all__ = [
+    "add_template_option",
+    "check_outputs",
+    "check_profiles",
+    "filler_range",
+    "guarded",
+    "load_template_option",
+    "say",
+    "set_threads",
+]
 
 
 def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -30,6 +39,32 @@ def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
     run.__doc__ = command.__doc__
     return run
+
+
+def add_template_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--template FILE``: the prompt the items are rendered into."""
+    parser.add_argument(
+        "--template",
+        metavar="FILE",
+        help="the prompt you really send, as a Jinja2 template of `documents` and `question` "
+        "(the answer continues it after a space); a .json file holds chat messages "
+        '([{"role": "system", "content": ...}, {"role": "user", "content": ...}], each content '
+        "a Jinja2 template), rendered by the model's own chat template, the answer opening the "
+        "assistant turn (default: bookend's completion prompt)",
+    )
+
+
+def load_template_option(args: argparse.Namespace) -> None:
+    """Load ``--template`` (when given) into ``args.template`` before any model loads, so a
+    malformed template ends the command at once (``ValueError`` naming the option)."""
+    if args.template is None:
+        return
+    from bookend.lab.items.template import load_template
+
+    try:
+        args.template = load_template(args.template)
+    except ValueError as error:
+        raise ValueError(f"--template {args.template}: {error}") from None
 
 
 def check_outputs(**paths: str | os.PathLike[str] | None) -> None:

@@ -79,20 +79,22 @@ def endpoint_scorer(args: argparse.Namespace, cache: str | Path | None) -> Endpo
 
 
 def served_theory(args: argparse.Namespace) -> str:
-    """The preset that ``--served-model`` names (``Qwen/Qwen2.5-7B-Instruct``: ``qwen2.5-7b``), for
-    the theory strategies when ``--theory`` is not given: a server has no model config to read.
+    """``--served-model``, checked to name a preset, for the theory strategies when ``--theory``
+    is not given (a server has no model config to read): any spelling
+    :func:`bookend.spec.preset_key` reads, a vLLM served name such as
+    ``Qwen/Qwen2.5-7B-Instruct`` (``qwen2.5-7b``) or an Ollama tag such as ``llama3.1:8b``
+    (``llama-3.1-8b``); ``model=`` resolves it to that preset.
 
     Raises:
         ValueError: when the name is no preset.
     """
-    from bookend.spec import ModelSpec
+    from bookend.spec import preset_key
 
-    try:
-        ModelSpec.preset(args.served_model)
-    except ValueError:
+    key = preset_key(args.served_model)
+    if key is None:
         raise ValueError(
             f"--served-model {args.served_model} names no preset for bookend-theory: give "
             "--theory (a preset such as llama-3.1-8b, or an inline spec such as "
             "'{\"depth\": 32}')"
-        ) from None
+        )
     return str(args.served_model)

@@ -21,7 +21,12 @@ from collections.abc import Collection
 from typing import Any
 
 import bookend
-from bookend.lab.cli.common import check_profiles, guarded, set_threads
+from bookend.lab.cli.common import (
+    check_profiles,
+    guarded,
+    load_template_option,
+    set_threads,
+)
 from bookend.lab.cli.runs import (
     DOCS,
     ITEMS,
@@ -107,6 +112,7 @@ def _strategy_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    load_template_option(args)
     sizes = QUICK if args.quick else DEFAULT
     check_counts(args, ("docs", "items", "random_draws", "threads"))
     profiles = _strategy_settings(args)

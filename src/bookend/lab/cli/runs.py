@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bookend.lab.cli.common import add_template_option
 from bookend.lab.cli.endpoint import add_endpoint_options, endpoint_scorer, served_theory
 from bookend.lab.items.suites import SUITES
 
@@ -81,6 +82,15 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         "with AVX-512 BF16 and gave tune the same decision (bench/RESULTS.md)",
     )
     p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    add_template_option(p)
+    p.add_argument(
+        "--current",
+        choices=("retrieval", "langchain", "llamaindex", "haystack"),
+        default="retrieval",
+        help="the order you use today, which every order is compared with: your retriever's "
+        "order, or that framework's reorderer (default retrieval); tune keeps bookend's "
+        "default only when it is not measurably behind it",
+    )
     p.add_argument("--out", default=out, help=f"output directory (default {out})")
     p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -120,6 +130,8 @@ def run_arguments(args: argparse.Namespace, scorer: EndpointScorer | None) -> di
         "split": args.split,
         "retrievers": args.retriever,
         "theory": args.theory or (served_theory(args) if scorer else None),
+        "template": args.template,
+        "current": args.current,
         "out_dir": args.out,
         "progress": not args.no_progress,
         "log": lambda message: print(f"bookend {command}: {message}", file=sys.stderr),

@@ -16,7 +16,7 @@ import argparse
 import contextlib
 from typing import Any
 
-from bookend.lab.cli.common import guarded, set_threads
+from bookend.lab.cli.common import guarded, load_template_option, set_threads
 from bookend.lab.cli.runs import (
     DOCS,
     ITEMS,
@@ -59,6 +59,7 @@ def register(subparsers: Any) -> None:
 
 
 def _tune(args: argparse.Namespace) -> int:
+    load_template_option(args)
     check_counts(args, ("docs", "items", "threads"))
     set_threads(args.threads)
     from bookend.lab.experiments.tune import tune

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bookend.lab.models import Scorer
+from bookend.lab.models.scorer import Prompt
 
 __all__ = ["Budget"]
 
@@ -47,7 +48,7 @@ class Budget:
         """Wall time since the budget started."""
         return time.perf_counter() - self.started
 
-    def cost(self, requests: Mapping[str, Sequence[str]]) -> int:
+    def cost(self, requests: Mapping[Prompt, Sequence[str]]) -> int:
         """The model calls ``requests`` (prompt -> continuations) would make: those not cached."""
         return sum(
             1 for prompt, options in requests.items() if not self.scorer.is_cached(prompt, options)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend
+from bookend.lab.experiments.setup import templated
 from bookend.lab.fitting.holdout import heldback_report, heldback_summary
 from bookend.lab.fitting.outcomes import SlotOutcome, outcomes_from_json, slot_outcome
 from bookend.lab.fitting.profile import OutcomeFit, Target, fit_outcomes
@@ -30,6 +31,7 @@ from bookend.lab.fitting.slots import slot_profile, summarise
 from bookend.lab.items.item import Item
 from bookend.lab.items.lookup import DEFAULT_FILLER
 from bookend.lab.items.suites import SUITES, suite_items
+from bookend.lab.items.template import BOOKEND_PROMPT, PromptTemplate, TemplateLike, template_of
 from bookend.lab.metrics import item_metrics
 from bookend.lab.models import Scorer, load_scorer
 from bookend.lab.models.endpoint import endpoint_settings
@@ -80,6 +82,7 @@ def calibrate(
     plot: str | Path | None = None,
     holdout_plot: str | Path | None = None,
     settings: Mapping[str, Any] | None = None,
+    template: TemplateLike = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> CalibrationResult:
@@ -102,6 +105,9 @@ def calibrate(
         json_path, plot, holdout_plot: the JSON report (written with the outcomes first, so that
             a failed fit loses no measurement), the slot table's PNG, the held-back PNG.
         settings: more settings to record in the report (the command line adds its threads).
+        template: the prompt the items are rendered into, as for
+            :func:`~bookend.lab.experiments.evaluate.evaluate` (token offsets of a chat prompt
+            count its messages' text, :mod:`~bookend.lab.items.template`).
         progress, log: progress bars on stderr; where the summary lines go (default nowhere).
 
     Raises:
@@ -114,7 +120,7 @@ def calibrate(
     if outcomes is not None:
         found, recorded = load_outcomes(outcomes)
     else:
-        cells = Cells(suite, docs, filler, n_items, families, seed, split)
+        cells = Cells(suite, docs, filler, n_items, families, seed, split, template_of(template))
         model = scorer if scorer is not None else load_scorer(str(weights))
         found, recorded = cells.measure(model, progress=progress), cells.settings(model)
     recorded |= settings or {}
@@ -207,6 +213,7 @@ class Cells:
     families: Sequence[str] | None
     seed: int
     split: str
+    template: PromptTemplate = BOOKEND_PROMPT
 
     def __post_init__(self) -> None:
         if self._own_lengths and list(self.filler) != [DEFAULT_FILLER]:
@@ -239,6 +246,7 @@ class Cells:
                     families=self.families,
                     filler=None if own_lengths else filler,
                 )
+                items = templated(items, self.template)
                 lengths = (
                     f"{self.suite} items" if own_lengths else f"filler {filler[0]}-{filler[1]}"
                 )
@@ -261,6 +269,7 @@ class Cells:
             "seed": self.seed,
             "split": self.split,
             "endpoint": endpoint_settings(scorer),
+            "template": self.template.to_json(),
         }
 
 

@@ -37,6 +37,7 @@ from bookend.lab.experiments.measured_slots import ProfileFit, SlotMeasurement
 from bookend.lab.fitting.profile import Target
 
 __all__ = [
+    "CURRENT_ORDERS",
     "DEFAULT",
     "FITTED",
     "FRAMEWORK_PATTERNS",
@@ -53,6 +54,15 @@ MEASURED = "measured-slots"
 FITTED = "fitted"
 #: The candidates that are a framework's fixed pattern.
 FRAMEWORK_PATTERNS = ("alternate", "langchain")
+#: What a user may do today (``tune(current=...)``), and the candidate that places as it does:
+#: the retriever's order, or a framework's reorderer (LlamaIndex's equals LangChain's when the
+#: documents have scores; Haystack's ``LostInTheMiddleRanker`` is the alternating pattern).
+CURRENT_ORDERS = {
+    "retrieval": "relevance",
+    "langchain": "langchain",
+    "llamaindex": "langchain",
+    "haystack": "alternate",
+}
 
 
 def langchain_slots(k: int) -> list[int]:

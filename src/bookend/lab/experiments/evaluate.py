@@ -26,6 +26,7 @@ from bookend.lab.experiments.setup import (
     run_families,
     scorer_of,
     source_settings,
+    templated,
     theory_spec,
     warn_on_other_models,
 )
@@ -42,11 +43,15 @@ from bookend.lab.experiments.trials import (
 )
 from bookend.lab.items.item import Item
 from bookend.lab.items.suites import load_items
+from bookend.lab.items.template import TemplateLike, template_of
 from bookend.lab.metrics import metric_names, primary_metric
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
 from bookend.lab.report.evaluation import build_report, markdown, write
 from bookend.lab.strategies import eval_strategies
+
+#: The baselines a user may have today (``evaluate(current=...)``).
+CURRENT_BASELINES = ("retrieval", "langchain", "llamaindex", "haystack")
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 
@@ -89,6 +94,8 @@ def evaluate(
     random_draws: int = 3,
     oracle: bool = True,
     reuse: str | Path | None = None,
+    template: TemplateLike = None,
+    current: str = "retrieval",
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -120,6 +127,13 @@ def evaluate(
         reuse: a previous ``report.json`` of this model on these items: every ``(item, order)``
             it scored takes its metrics from there, and only new orders call the model
             (:mod:`~bookend.lab.experiments.reuse`; a few are rescored first as a check).
+        template: the prompt the items are rendered into (:mod:`~bookend.lab.items.template`): a
+            Jinja2 template file (``.json``: chat messages), a LangChain, LlamaIndex or Haystack
+            prompt object, or ``None`` for bookend's own completion prompt. Loaded and checked
+            before the model; the report records its name and hash.
+        current: the order the user has today, which the report's verdicts lead with:
+            ``"retrieval"`` (the retriever's order), ``"langchain"``, ``"llamaindex"`` or
+            ``"haystack"`` (that framework's reorderer).
         out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
         progress: show tqdm progress bars (on stderr).
         log: where to send one-line status messages (default: nowhere).
@@ -130,17 +144,22 @@ def evaluate(
             items.
     """
     say = log or (lambda _message: None)
+    if current not in CURRENT_BASELINES:
+        raise ValueError(f"current must be one of {CURRENT_BASELINES}, got current={current!r}")
     if random_draws < 1:
         raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
     started = time.perf_counter()
+    prompt = template_of(template)
     chosen = run_families(suite, families)
     loaded = load_items(
         items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
     )
+    source = source_settings(items, suite, k, len(loaded), seed, chosen, split)
+    loaded = templated(loaded, prompt)
     names = retriever_names(loaded, retrievers)
     cached = call_cache(cache, out_dir)
     scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
-    warn_on_other_models((profiles or {}).values(), scorer)
+    warn_on_other_models((profiles or {}).values(), scorer, prompt)
     load_seconds = time.perf_counter() - started
     spec = theory_spec(theory, scorer)
     say(f"ranking {len(loaded)} items with {', '.join(names)}")
@@ -171,9 +190,9 @@ def evaluate(
         progress=progress,
         known=known,
     )
-    settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | _design(
-        names, random_draws, oracle, profiles, spec, device, dtype
-    )
+    settings = source | _design(names, random_draws, oracle, profiles, spec, device, dtype)
+    settings["template"] = prompt.to_json()
+    settings["current"] = current
     settings["endpoint"] = endpoint_settings(scorer)
     settings["reused"] = None if known is None else known.source
     timing = _timing(started, load_seconds, measured.trials, scorer.calls)

@@ -31,8 +31,9 @@ from bookend.lab.experiments.trials import (
     score_trials,
 )
 from bookend.lab.items.item import Item
+from bookend.lab.models.scorer import Prompt
 from bookend.lab.progress import progress_bar
-from bookend.lab.selection import Decision, Race, decide
+from bookend.lab.selection import Decision, Race, decide, hold_to_current
 from bookend.lab.strategies import RANDOM, Reorderer, bookend_strategy
 
 __all__ = ["RANDOM_DRAWS", "RaceRun", "run_race"]
@@ -62,20 +63,25 @@ class RaceRun:
     results: Results = field(default_factory=list)
     stopped: str = "items"
 
-    def decide(self, confidence: float) -> Decision:
+    def decide(self, confidence: float, current: str | None = None) -> Decision:
         """The guard (:func:`~bookend.lab.selection.decide`) among the candidates still alive,
-        corrected for every candidate the race started with."""
+        corrected for every candidate the race started with; then, with the user's ``current``
+        order, a kept default measurably behind it gives way to it
+        (:func:`~bookend.lab.selection.hold_to_current`)."""
         n = len(self.judged)
         if n < 2:
             reason = f"keep the default ({DEFAULT}): only {n} items judged within the budget"
             return Decision(DEFAULT, DEFAULT, False, None, None, reason)
         alive = self.race.alive
-        return decide(
+        decision = decide(
             {c: self.scores[c] for c in alive},
             DEFAULT,
             confidence=confidence,
             comparisons=len(self.candidates) - 1,
         )
+        if current is None:
+            return decision
+        return hold_to_current(decision, self.scores, current, confidence=confidence)
 
 
 def _plan(judging: Judging, index: int, strategies: Mapping[str, Reorderer]) -> list[Trial]:
@@ -96,7 +102,7 @@ def _affordable(
 ) -> list[int]:
     """The items of ``planned``, in order, as long as their uncached prompts fit the budget."""
     kept: list[int] = []
-    requests: dict[str, Sequence[str]] = {}
+    requests: dict[Prompt, Sequence[str]] = {}
     for index, trials in planned.items():
         more = {**requests, **{t.prompt: items[index].continuations for t in trials}}
         if not budget.affords(budget.cost(more)):
@@ -106,14 +112,18 @@ def _affordable(
     return kept
 
 
-def run_race(judging: Judging, candidates: Candidates, *, batch: int) -> RaceRun:
-    """Judge the items batch by batch until they or the budget run out (module docstring)."""
+def run_race(
+    judging: Judging, candidates: Candidates, *, batch: int, current: str | None = None
+) -> RaceRun:
+    """Judge the items batch by batch until they or the budget run out (module docstring); the
+    ``current`` candidate (the user's order today) is never eliminated."""
     items, folds, metric = judging.items, judging.folds, judging.metric
     per_fold = [
         {name: bookend_strategy(config) for name, config in candidates.of_fold(f).items()}
         for f in range(folds.count)
     ]
-    run = RaceRun(candidates.names, Race(candidates.names, DEFAULT))
+    protected = () if current is None else (current,)
+    run = RaceRun(candidates.names, Race(candidates.names, DEFAULT, kept=protected))
     run.scores = {name: [] for name in [*run.candidates, RANDOM]}
     results: Results = [{} for _ in items]
     with progress_bar(len(folds.order), "tune", unit="item", enabled=judging.progress) as bar:

@@ -13,6 +13,7 @@ from typing import Any
 import bookend
 from bookend.lab.items.item import Item
 from bookend.lab.items.suites import SUITES
+from bookend.lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend.lab.models import LocalScorer, Scorer, load_scorer
 from bookend.lab.models.weights import weights_sha256
 from bookend.profiles.measured import measured_file
@@ -26,6 +27,7 @@ __all__ = [
     "run_families",
     "scorer_of",
     "source_settings",
+    "templated",
     "theory_spec",
     "warn_on_other_models",
 ]
@@ -102,14 +104,30 @@ def model_sha256(scorer: Scorer) -> str | None:
     return None
 
 
-def warn_on_other_models(configs: Iterable[object], scorer: Scorer) -> None:
+def warn_on_other_models(
+    configs: Iterable[object], scorer: Scorer, template: PromptTemplate = BOOKEND_PROMPT
+) -> None:
     """A ``UserWarning`` for every tuned config among ``configs`` whose recorded weights hash
-    (``provenance["model_sha256"]``) is not the hash of ``scorer``'s weights: its choice was
-    measured on another model. The weights are hashed only when a config records a hash."""
-    tuned = [c for c in configs if isinstance(c, bookend.TunedConfig) and c.model_sha256]
-    digest = model_sha256(scorer) if tuned else None
-    for config in tuned:
+    (``provenance["model_sha256"]``) is not the hash of ``scorer``'s weights, or whose recorded
+    template hash is not ``template``'s: its choice was measured on another model or in another
+    prompt. The weights are hashed only when a config records a hash."""
+    tuned = [c for c in configs if isinstance(c, bookend.TunedConfig)]
+    hashed = [c for c in tuned if c.model_sha256]
+    digest = model_sha256(scorer) if hashed else None
+    for config in hashed:
         config.warn_if_other_model(sha256=digest, in_use=scorer.model_id, stacklevel=3)
+    for config in tuned:
+        config.warn_if_other_template(
+            template.sha256, template.name, recorded_default=BOOKEND_PROMPT.sha256, stacklevel=3
+        )
+
+
+def templated(items: Sequence[Item], template: PromptTemplate) -> list[Item]:
+    """``items`` rendered into ``template`` (bookend's own prompt leaves them as they are, so the
+    prompts, and so the call-cache keys, of earlier runs stay the same)."""
+    if template.sha256 == BOOKEND_PROMPT.sha256:
+        return list(items)
+    return [item.with_template(template) for item in items]
 
 
 def source_settings(

@@ -29,7 +29,7 @@ import numpy as np
 from bookend.lab.experiments.reuse import CHECKED, KnownScores
 from bookend.lab.items.item import Item
 from bookend.lab.metrics import item_metrics, metric_names, primary_metric
-from bookend.lab.models.scorer import Scorer, score_all
+from bookend.lab.models.scorer import Prompt, Scorer, score_all
 from bookend.lab.retrieval import RETRIEVERS, Ranking, make_retriever, rank
 from bookend.lab.stats import estimate
 from bookend.lab.strategies import ORACLE, RANDOM, Reorderer, best_slot_order, random_orders
@@ -66,7 +66,7 @@ class Trial:
     item: int
     strategy: str
     order: list[int]
-    prompt: str
+    prompt: Prompt
 
 
 def retriever_names(items: Sequence[Item], retrievers: Sequence[str] | None) -> list[str]:
@@ -194,7 +194,7 @@ def score_trials(
     wanted = 0 if known is None else max(CHECKED - known.checked, 0)
     reused_prompts = {t.prompt: t for t, r in zip(trials, reused, strict=True) if r}
     checked = dict(itertools.islice(reused_prompts.items(), wanted))
-    requests: dict[str, Sequence[str]] = {}
+    requests: dict[Prompt, Sequence[str]] = {}
     for t, r in zip(trials, reused, strict=True):
         if not r or t.prompt in checked:
             requests.setdefault(t.prompt, items[t.item].continuations)

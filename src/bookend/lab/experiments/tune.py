@@ -33,7 +33,12 @@ from typing import Any
 
 import bookend
 from bookend.lab.experiments.budget import Budget
-from bookend.lab.experiments.candidates import DEFAULT, FRAMEWORK_PATTERNS, Candidates
+from bookend.lab.experiments.candidates import (
+    CURRENT_ORDERS,
+    DEFAULT,
+    FRAMEWORK_PATTERNS,
+    Candidates,
+)
 from bookend.lab.experiments.folds import Folds
 from bookend.lab.experiments.judging import Judging
 from bookend.lab.experiments.measured_slots import SlotMeasurement, measure_slots
@@ -45,11 +50,13 @@ from bookend.lab.experiments.setup import (
     run_families,
     scorer_of,
     source_settings,
+    templated,
     theory_spec,
 )
 from bookend.lab.experiments.trials import Ranked, retriever_names
 from bookend.lab.items.item import Item, items_sha256
 from bookend.lab.items.suites import load_items
+from bookend.lab.items.template import TemplateLike, template_of
 from bookend.lab.metrics import metric_names
 from bookend.lab.models import Scorer
 from bookend.lab.models.endpoint import endpoint_settings
@@ -106,6 +113,8 @@ def tune(
     minutes: float | None = None,
     batch: int = 10,
     confidence: float = 0.95,
+    template: TemplateLike = None,
+    current: str = "retrieval",
     out_dir: str | Path | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -125,6 +134,12 @@ def tune(
             it may go to the slot measurement, and the race stops when the rest runs out.
         batch: items judged between two looks of the race.
         confidence: the guard's level before its Bonferroni correction.
+        template: the prompt the items are rendered into, as for ``evaluate``; ``tuned.json``
+            records its name and hash, and a tuned config later judged in another prompt warns.
+        current: what the user does today (:data:`~bookend.lab.experiments.candidates.
+            CURRENT_ORDERS`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
+            ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
+            compared with it, and a kept default measurably behind it gives way to it.
         out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
         progress, log: progress bars on stderr; where one-line status messages go.
 
@@ -134,11 +149,17 @@ def tune(
     """
     say = log or (lambda _message: None)
     _check(folds=folds, max_calls=max_calls, minutes=minutes, batch=batch, confidence=confidence)
+    if current not in CURRENT_ORDERS:
+        raise ValueError(f"current must be one of {list(CURRENT_ORDERS)}, got current={current!r}")
+    current_name = CURRENT_ORDERS[current]
     started = time.perf_counter()
+    prompt = template_of(template)
     chosen = run_families(suite, families)
     loaded = load_items(
         items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
     )
+    source = source_settings(items, suite, k, len(loaded), seed, chosen, split)
+    loaded = templated(loaded, prompt)
     folded = Folds.of_items(loaded, folds)
     names = retriever_names(loaded, retrievers)
     cached = call_cache(cache, out_dir)
@@ -153,11 +174,11 @@ def tune(
     measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
     candidates = Candidates.build(spec, run_k, measurement, default)
     say(f"racing {', '.join(candidates.names)} on {judging.metric}")
-    run = run_race(judging, candidates, batch=batch)
-    decision = run.decide(confidence)
+    run = run_race(judging, candidates, batch=batch, current=current_name)
+    decision = run.decide(confidence, current_name)
     guard = None if decision.guard is None else decision.guard.to_json()
     say(decision_sentence(judging.metric, decision.reason, guard))
-    settings = source_settings(items, suite, k, len(loaded), seed, chosen, split) | dict(
+    settings = source | dict(
         retrievers=names,
         theory=str(spec),
         default=str(default),
@@ -171,6 +192,8 @@ def tune(
         device=device,
         dtype=dtype,
         endpoint=endpoint_settings(scorer),
+        template=prompt.to_json(),
+        current={"order": current, "candidate": current_name},
     )
     report = _report(judging, candidates, measurement, run, decision, settings, confidence)
     text = markdown(report)
@@ -243,6 +266,7 @@ def _report(
         candidates=run.candidates,
         configs=candidates.to_json(),
         default=DEFAULT,
+        current=settings["current"]["candidate"],
         frameworks=FRAMEWORK_PATTERNS,
         scores=run.scores,
         baseline=RANDOM,
@@ -252,7 +276,12 @@ def _report(
         n_items=len(items),
         stopped=run.stopped,
         measurement={**measurement.to_json(), "fits": candidates.fits_to_json()},
-        hashes={"model_sha256": model_sha256(judging.scorer), "items_sha256": items_sha256(items)},
+        hashes={
+            "model_sha256": model_sha256(judging.scorer),
+            "items_sha256": items_sha256(items),
+            "template": settings["template"]["name"],
+            "template_sha256": settings["template"]["sha256"],
+        },
         item_rows=rows,
         timing=timing,
     )

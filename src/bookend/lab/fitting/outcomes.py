@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bookend.lab.items.item import Item
+from bookend.lab.items.template import flat_text
 
 __all__ = ["SlotOutcome", "outcomes_from_json", "outcomes_to_json", "slot_outcome"]
 
@@ -91,7 +92,8 @@ def slot_outcome(
     Raises:
         KeyError: for ``values`` without ``candidate_prob`` (an item without candidates).
     """
-    prompt, spans = item.rendered(order)
+    rendered, spans = item.rendered(order)
+    prompt = flat_text(rendered)
     block, start, end, stop = (
         token_length(prompt[:c])
         for c in (spans[0][0], spans[slot][0], spans[slot][1], spans[-1][1])

@@ -65,8 +65,11 @@ def _preset_config(name: str) -> Any:
     arch, presets = _tables()
     entry = presets[key]
     family = arch["families"].get(entry["family"])
-    if family is None:
-        raise ValueError(f"no architecture known for family={entry['family']!r} of preset {key!r}")
+    if family is None or key not in arch["presets"]:
+        raise ValueError(
+            f"preset {key!r} has a depth but no published dimensions to build it from "
+            f"(family={entry['family']!r}); pass its config.json instead"
+        )
     dims = dict(arch["presets"][key])
     dims["num_hidden_layers"] = int(entry["depth"])
     dims["max_position_embeddings"] = int(entry["context_length"])

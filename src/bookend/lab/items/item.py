@@ -29,12 +29,18 @@ The JSONL file has one JSON object per line:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from bookend.lab.models.scorer import Prompt
+
+if TYPE_CHECKING:
+    from bookend.lab.items.template import PromptTemplate
 
 __all__ = ["Item", "items_sha256", "load_jsonl", "render_prompt"]
 
@@ -58,6 +64,9 @@ class Item:
             ``roles[gold] == "gold"``); empty for other items.
         filler: the ``(lo, hi)`` filler sentences per document of a plain lookup item, or
             ``None``.
+        template: the prompt it is rendered into (:mod:`~bookend.lab.items.template`; ``None``:
+            bookend's own, :func:`render_prompt`). Not part of the item's identity: items compare
+            and hash (:func:`items_sha256`) alike under any template.
     """
 
     item_id: str
@@ -71,6 +80,11 @@ class Item:
     answer_prefix: str = ""
     roles: tuple[str, ...] = ()
     filler: tuple[int, int] | None = None
+    template: PromptTemplate | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def with_template(self, template: PromptTemplate | None) -> Item:
+        """The same item rendered into ``template``."""
+        return replace(self, template=template)
 
     @property
     def continuations(self) -> tuple[str, ...]:
@@ -95,14 +109,16 @@ class Item:
         others = [k for k in range(len(self.documents)) if k != self.gold]
         return (*others[:slot], self.gold, *others[slot:])
 
-    def prompt(self, order: Sequence[int] | None = None) -> str:
+    def prompt(self, order: Sequence[int] | None = None) -> Prompt:
         """The prompt with documents in ``order`` (see :meth:`rendered`)."""
         return self.rendered(order)[0]
 
-    def rendered(self, order: Sequence[int] | None = None) -> tuple[str, list[tuple[int, int]]]:
+    def rendered(self, order: Sequence[int] | None = None) -> tuple[Prompt, list[tuple[int, int]]]:
         """The prompt with the documents in ``order`` (a permutation of ``range(K)``; default: as
-        given), ending with the answer prefix, and the character span ``[start, end)`` of each
-        rendered ``"Document k: ..."``, slot 1 first (:func:`render_prompt`).
+        given) rendered into the item's template, and the character span ``[start, end)`` of
+        each document, slot 1 first (bookend's own prompt, :func:`render_prompt`, spans each
+        ``"Document k: ..."``; a template's spans are described in
+        :mod:`~bookend.lab.items.template`).
 
         Raises:
             ValueError: when ``order`` is not a permutation of the documents.
@@ -112,9 +128,10 @@ class Item:
             raise ValueError(
                 f"order must be a permutation of range({len(self.documents)}), got {indices!r}"
             )
-        return render_prompt(
-            [self.documents[k] for k in indices], self.question, self.answer_prefix
-        )
+        documents = [self.documents[k] for k in indices]
+        if self.template is not None:
+            return self.template.render(documents, self.question, self.answer_prefix)
+        return render_prompt(documents, self.question, self.answer_prefix)
 
 
 def render_prompt(
@@ -232,5 +249,9 @@ def load_jsonl(path: str | Path) -> list[Item]:
 def items_sha256(items: Sequence[Item]) -> str:
     """The SHA-256 of every field of every item, in order (JSON, keys sorted): the same items
     give the same hash on any machine, and any changed field, document or order changes it."""
-    text = json.dumps([asdict(item) for item in items], sort_keys=True, ensure_ascii=False)
+    rows = [
+        {f.name: getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "template"}
+        for item in items
+    ]
+    text = json.dumps(rows, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

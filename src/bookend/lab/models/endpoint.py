@@ -53,7 +53,7 @@ from typing import Any, Literal
 import httpx
 
 from bookend.lab.models.cache import CallCache, call_key
-from bookend.lab.models.scorer import Continuations
+from bookend.lab.models.scorer import ChatPrompt, Continuations, Prompt
 
 __all__ = ["BEYOND_TOP", "TOKENIZERS", "EndpointError", "EndpointScorer", "endpoint_settings"]
 
@@ -215,11 +215,11 @@ class EndpointScorer:
             self._lengths[text] = found
         return found
 
-    def is_cached(self, prompt: str, continuations: Sequence[str]) -> bool:
+    def is_cached(self, prompt: Prompt, continuations: Sequence[str]) -> bool:
         """Whether this request is answered without a model call."""
         return self.cache.get(call_key(self.model_id, prompt, continuations)) is not None
 
-    def score(self, prompt: str, continuations: Sequence[str]) -> Continuations:
+    def score(self, prompt: Prompt, continuations: Sequence[str]) -> Continuations:
         """The scores of the continuations after ``prompt`` (cached).
 
         Raises:
@@ -228,6 +228,11 @@ class EndpointScorer:
                 is outside the top ``top_logprobs``.
             EndpointError: when the server fails after the retries.
         """
+        if isinstance(prompt, ChatPrompt):
+            raise ValueError(
+                "a chat prompt needs the chat completions API: /v1/completions scores text "
+                "prompts only (--chat)"
+            )
         key = call_key(self.model_id, prompt, continuations)
         found = self.cache.get(key)
         if found is None:

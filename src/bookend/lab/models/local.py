@@ -31,14 +31,22 @@ from typing import TYPE_CHECKING, Any
 import bookend
 from bookend.lab import deps
 from bookend.lab.models.cache import CallCache, call_key
-from bookend.lab.models.scorer import Continuations
+from bookend.lab.models.scorer import ChatPrompt, Continuations, Prompt, answer_text
 from bookend.lab.models.weights import resolve_weights
 from bookend.spec import preset_key
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["DTYPES", "LocalScorer", "TrainedModel", "load_trained", "score_continuations"]
+__all__ = [
+    "DTYPES",
+    "LocalScorer",
+    "TrainedModel",
+    "chat_text",
+    "load_trained",
+    "prompt_ids",
+    "score_continuations",
+]
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -106,15 +114,45 @@ def load_trained(path: str | Path, *, device: str = "cpu", dtype: str = "float32
     return TrainedModel(lm=lm, base=lm.base_model, tokenizer=tokenizer, name=str(source))
 
 
+def chat_text(tokenizer: Any, prompt: ChatPrompt) -> str:
+    """The chat prompt rendered by the model's own chat template, ending with the generation
+    prompt (the opening of the assistant turn).
+
+    Raises:
+        ValueError: when the tokenizer has no chat template.
+    """
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(
+            "the model's tokenizer has no chat template: give a text template (--template FILE "
+            "without --chat) or weights that carry one"
+        )
+    text: str = tokenizer.apply_chat_template(
+        prompt.as_dicts(), add_generation_prompt=True, tokenize=False
+    )
+    return text
+
+
+def prompt_ids(tokenizer: Any, prompt: Prompt) -> list[int]:
+    """The tokens the model reads before the answer: completion text with the tokenizer's special
+    tokens (its BOS), a chat rendered by its template (which writes its own special tokens)."""
+    if isinstance(prompt, ChatPrompt):
+        ids: list[int] = tokenizer.encode(chat_text(tokenizer, prompt), add_special_tokens=False)
+    else:
+        ids = tokenizer.encode(prompt)
+    return ids
+
+
 def score_continuations(
     lm: Any,
     tokenizer: Any,
-    prompt: str,
+    prompt: Prompt,
     continuations: Sequence[str],
     *,
     packed: bool | None = None,
 ) -> Continuations:
-    """Score each ``" " + continuation`` after ``prompt`` (see the module docstring).
+    """Score each continuation after ``prompt`` (see the module docstring): ``" " + c`` after
+    completion text, ``c`` opening the assistant turn of a :class:`ChatPrompt`
+    (:func:`~bookend.lab.models.scorer.answer_text`).
 
     ``packed`` chooses the continuation pass: ``None`` (default) packs them when the model's cache
     is a plain append-only one, ``False`` forces the batched pass (``True`` is only exact for
@@ -126,12 +164,14 @@ def score_continuations(
     import torch
 
     device = next(lm.parameters()).device
-    prompt_ids = torch.tensor([tokenizer.encode(prompt)], dtype=torch.long, device=device)
-    cand = [tokenizer.encode(" " + c, add_special_tokens=False) for c in continuations]
+    ids = torch.tensor([prompt_ids(tokenizer, prompt)], dtype=torch.long, device=device)
+    cand = [
+        tokenizer.encode(answer_text(prompt, c), add_special_tokens=False) for c in continuations
+    ]
     if not cand or any(len(c) == 0 for c in cand):
         raise ValueError(f"a continuation encodes to no tokens: {list(continuations)!r}")
     with torch.inference_mode():
-        out = lm(input_ids=prompt_ids, use_cache=True, logits_to_keep=1)
+        out = lm(input_ids=ids, use_cache=True, logits_to_keep=1)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
         top = int(first.argmax())
         logprob = [float(first[c[0]]) for c in cand]
@@ -142,7 +182,7 @@ def score_continuations(
                 packed = _appendable(out.cache)
             pass_ = _packed_pass if packed else _batched_pass
             # rows[k][t - 1]: log-probabilities of the token after c_<t (t >= 1) of continuation k
-            rows = pass_(lm, out.cache, prompt_ids, [cand[k] for k in longer])
+            rows = pass_(lm, out.cache, ids, [cand[k] for k in longer])
             for k, logp in zip(longer, rows, strict=True):
                 best = logp.argmax(dim=-1)
                 for t in range(1, len(cand[k])):
@@ -227,11 +267,11 @@ class LocalScorer:
         """Tokens of ``text`` under the model's tokenizer (no special tokens)."""
         return len(self.model.tokenizer.encode(text, add_special_tokens=False))
 
-    def is_cached(self, prompt: str, continuations: Sequence[str]) -> bool:
+    def is_cached(self, prompt: Prompt, continuations: Sequence[str]) -> bool:
         """Whether this request is answered without a model call."""
         return self.cache.get(call_key(self.model_id, prompt, continuations)) is not None
 
-    def score(self, prompt: str, continuations: Sequence[str]) -> Continuations:
+    def score(self, prompt: Prompt, continuations: Sequence[str]) -> Continuations:
         """The scores of the continuations after ``prompt`` (cached)."""
         key = call_key(self.model_id, prompt, continuations)
         found = self.cache.get(key)

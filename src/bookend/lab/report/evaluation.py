@@ -182,8 +182,16 @@ def markdown(report: Mapping[str, Any]) -> str:
             f"behind {', '.join(by_verdict['worse']) or 'none'}; no detectable difference from "
             f"{', '.join(by_verdict['no difference']) or 'none'}."
         )
+    current = report["settings"].get("current", "retrieval")
+    against = []
+    for pair, per_metric in report["paired"].items():
+        a, _, b = pair.partition(" vs ")
+        if b == current:
+            against.append(f"- {a}: {difference_cell(primary, per_metric[primary])}")
     parts = [
         f"## bookend eval: {Path(report['model']).name}, n = {report['n_items']} items",
+        f"### Against your current order ({current}), on `{primary}`",
+        "\n".join(against) or f"- no strategy was compared with {current}",
         f"### Verdicts on `{primary}` (95% paired intervals)",
         "\n".join(verdicts),
         f"Primary metric: `{report['primary_metric']}`. {units}",

@@ -30,7 +30,8 @@ and ``left_out``: why there is none), ``provenance``, ``timing`` and ``items``.
 ``provenance``: ``model``, ``model_sha256`` (of the model file, or of a model directory's files;
 ``null`` for a scorer without local weights), ``items_sha256``, ``n_items``, ``n_judged``,
 ``chosen``, ``switched``, ``decision``, ``metric``, ``confidence``, ``versus_default``,
-``versus_framework``, ``guard``, ``settings``, ``date`` (UTC, ISO 8601), ``bookend_version``.
+``versus_framework``, ``current`` (the candidate that places as the user does today) and
+``versus_current``, ``guard``, ``settings``, ``date`` (UTC, ISO 8601), ``bookend_version``.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ def build_report(
     candidates: Sequence[str],
     configs: Mapping[str, Any],
     default: str,
+    current: str,
     frameworks: Sequence[str],
     scores: Mapping[str, Sequence[float]],
     baseline: str,
@@ -129,6 +131,7 @@ def build_report(
         if framework is None
         else _versus(scores, chosen, framework, confidence),
         "versus_random": _versus(scores, chosen, baseline, confidence),
+        "versus_current": _versus(scores, chosen, current, confidence),
     }
     n_judged = len(scores[default])
     decided = {
@@ -150,6 +153,8 @@ def build_report(
         "confidence": confidence,
         "versus_default": versus["versus_default"],
         "versus_framework": versus["versus_framework"],
+        "current": current,
+        "versus_current": versus["versus_current"],
         "guard": decided["guard"],
         "settings": dict(settings),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -170,13 +175,14 @@ def build_report(
                 "estimate": _estimate(scores[name]),
                 "eliminated_at": eliminated.get(name),
                 "versus_default": _versus(scores, name, default, confidence),
+                "versus_current": _versus(scores, name, current, confidence),
                 "config": configs.get(name),
             }
             for name in candidates
         },
         "random": _estimate(scores[baseline]),
         "decision": decided,
-        "chosen": {"name": chosen, "framework": framework, **versus},
+        "chosen": {"name": chosen, "framework": framework, "current": current, **versus},
         "measurement": dict(measurement),
         "provenance": provenance,
         "timing": dict(timing),
@@ -200,8 +206,9 @@ def _difference(metric: str, d: Mapping[str, Any] | None) -> str:
 def _candidate_table(report: Mapping[str, Any]) -> str:
     metric = report["metric"]
     lines = [
-        "| candidate | mean [95% CI] | items judged | eliminated after | minus default |",
-        "|---|---|---|---|---|",
+        "| candidate | mean [95% CI] | items judged | eliminated after | minus default "
+        f"| minus your order ({report['chosen']['current']}) |",
+        "|---|---|---|---|---|---|",
     ]
     for name, c in report["candidates"].items():
         marker = " **(chosen)**" if name == report["decision"]["chosen"] else ""
@@ -209,12 +216,13 @@ def _candidate_table(report: Mapping[str, Any]) -> str:
         n = 0 if c["estimate"] is None else c["estimate"]["n"]
         lines.append(
             f"| {name}{marker} | {_estimate_or_dash(metric, c['estimate'])} | {n} | {out} | "
-            f"{_difference(metric, c['versus_default'])} |"
+            f"{_difference(metric, c['versus_default'])} | "
+            f"{_difference(metric, c['versus_current'])} |"
         )
     r = report["random"]
     n = 0 if r is None else r["n"]
     lines.append(
-        f"| random (baseline, never chosen) | {_estimate_or_dash(metric, r)} | {n} | — | — |"
+        f"| random (baseline, never chosen) | {_estimate_or_dash(metric, r)} | {n} | — | — | — |"
     )
     return "\n".join(lines)
 
@@ -225,7 +233,8 @@ def _against_default(report: Mapping[str, Any]) -> str:
     d, metric = report["decision"], report["metric"]
     if d["guard"] is None:
         return "- against the default: no rival was judged"
-    level = f"at {d['guard']['level']:.2%}, Bonferroni-corrected"
+    corrected = d["guard"]["level"] > report["confidence"]
+    level = f"at {d['guard']['level']:.2%}{', Bonferroni-corrected' if corrected else ''}"
     if d["switched"]:
         return f"- against the default ({level}): {_difference(metric, d['guard'])}"
     guard = d["guard"]
@@ -298,6 +307,8 @@ def markdown(report: Mapping[str, Any]) -> str:
         "\n".join(
             [
                 _against_default(report),
+                f"- against your current order ({c['current']}): "
+                f"{_difference(metric, c['versus_current'])}",
                 f"- against the best framework pattern ({framework}): "
                 f"{_difference(metric, c['versus_framework'])}",
                 f"- against random shuffles: {_difference(metric, c['versus_random'])}",
