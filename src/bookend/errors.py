@@ -8,7 +8,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["OneLineModel", "no_bool", "one_line"]
+__all__ = ["OneLineModel", "no_bool", "one_line", "shown"]
 
 M = TypeVar("M", bound="OneLineModel")
 
@@ -26,8 +26,24 @@ def one_line(exc: ValidationError, known: Collection[str], noun: str = "field") 
             parts.append(f"unknown {noun} {name}={value!r} ({noun}s: {', '.join(known)})")
         else:
             message = str(err["msg"]).removeprefix("Value error, ")
-            parts.append(f"{name}={value!r}: {message}")
+            parts.append(f"{name}={shown(value)}: {message}")
     return "; ".join(parts)
+
+
+#: Longest value repr an error message quotes whole.
+_MAX_SHOWN = 80
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, a huge number or a long value shortened (a
+    ``budget=10**400`` is named by its first digits and its length, not its 401 digits)."""
+    text = repr(value)
+    if len(text) <= _MAX_SHOWN:
+        return text
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = len(str(abs(value)))
+        return f"{text[:8]}...({digits} digits)"
+    return f"{text[: _MAX_SHOWN - 3]}..."
 
 
 def no_bool(value: Any) -> Any:

@@ -292,7 +292,8 @@ class Bookend(Generic[T]):
             items: the chunks: strings, or any objects (see ``text``/``lengths``). Duplicates are
                 kept.
             scores: per item relevance (higher is better unless ``distance=True``); without them,
-                or if any is ``None``, the input order is the relevance order.
+                or if any is ``None``, the input order is the relevance order (with a missing
+                score, ``Placement.notes`` says so: the other scores are not used).
             lengths: per item whole token counts (>= 1); counted with ``token_counter`` when
                 omitted (a count below one counts as one), all 1 with ``equal_lengths``.
 
@@ -308,6 +309,8 @@ class Bookend(Generic[T]):
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
         notes: list[str] = [] if self._notice is None else [self._notice]
+        if raw is None and scores is not None and n:
+            notes.append(_missing_scores_note(scores))
         duplicates = self._lookalike_drops(items, rel) if config.drop_lookalikes else ()
         kept, repeat_fits, cut_by_top_k = select_chunks(
             rel,
@@ -426,6 +429,18 @@ class Bookend(Generic[T]):
             competition=config.competition,
             exact_max_k=config.exact_max_k,
         )
+
+
+def _missing_scores_note(scores: Sequence[float | None]) -> str:
+    """The note of a call whose scores were given but not used: some are ``None``."""
+    missing = [i for i, score in enumerate(scores) if score is None]
+    if len(missing) == len(scores):
+        return "scores: every score is None, so the input order is the relevance order"
+    return (
+        f"scores: {len(missing)} of {len(scores)} missing (scores[{missing[0]}] is None), so the "
+        "input order is the relevance order and the other scores are not used; give every item "
+        "a score, or none"
+    )
 
 
 def reorder(

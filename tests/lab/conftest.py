@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 # Read when the hub library is imported, hence before transformers. The lab's tests need the
-# validate extra: without it they fail loudly rather than skip.
+# lab extra: without it they fail loudly rather than skip.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 import transformers

@@ -105,7 +105,11 @@ BAD_RUNS = [
     pytest.param({"documents": [Document(content=None)]}, "not textual", id="no-text"),
     pytest.param({"documents": _docs("0.9", 0.5)}, "documents[0].score='0.9'", id="score-string"),
     pytest.param({"documents": _docs(True, 0.5)}, "documents[0].score=True", id="score-bool"),
-    pytest.param({"documents": _docs(10**400, 1)}, "documents[0].score=1000", id="score-huge-int"),
+    pytest.param(
+        {"documents": _docs(10**400, 1)},
+        "documents[0].score=10000000...(401 digits)",
+        id="score-huge-int",
+    ),
     pytest.param({"documents": _docs(0.5, NAN)}, "documents[1].score=nan", id="score-nan"),
     pytest.param(
         {"documents": [Document(id=["a"], content="a")]}, "documents[0].id=['a']", id="id"

@@ -204,9 +204,14 @@ def test_changed_attributes_are_used_and_serialised() -> None:
     ranker.strategy = "relevance"
     assert ranker.run(docs)["documents"] == _core(docs, strategy="relevance")
     assert BookendRanker.from_dict(ranker.to_dict()).strategy == "relevance"
-    ranker.budget = 0
+    # A bad value fails at the assignment (it used to wait for the next run) and is not kept.
     with pytest.raises(ValueError, match="budget=0"):
-        ranker.run(docs)
+        ranker.budget = 0
+    with pytest.raises(ValueError, match="annotate='yes'"):
+        ranker.annotate = "yes"  # type: ignore[assignment]
+    assert ranker.budget is None
+    assert ranker.annotate is False
+    assert ranker.run(docs)["documents"] == _core(docs, strategy="relevance")
 
 
 @pytest.mark.parametrize(
@@ -330,3 +335,13 @@ def test_config_is_serialised_as_its_path_or_inline_with_the_settings_that_diffe
     assert inline["provenance"] == {}
     assert inline["config"]["suffix_tokens"] == 4
     assert BookendRanker.from_dict(BookendRanker(config=document).to_dict()).suffix_tokens == 4
+
+
+def test_the_default_model_is_reorders() -> None:
+    """``BookendRanker()`` places for the same default model as ``bookend.reorder`` (issue 31)."""
+    ranker = BookendRanker()
+    assert ranker.model == bookend.DEFAULT_MODEL
+    docs = _scored()
+    assert ranker.run(docs)["documents"] == _core(docs)
+    assert "bookend.DEFAULT_MODEL" in (BookendRanker.__doc__ or "")
+    assert "profile" in ranker.place(docs).explain()

@@ -122,7 +122,11 @@ BAD_INPUTS = [
     pytest.param({"documents": None}, "documents=None", id="mapping-none"),
     pytest.param({"documents": [], "question": 5}, "question=5", id="question-int"),
     pytest.param({"documents": [], "query": ["q"]}, "query=['q']", id="query-list"),
-    pytest.param([(_docs({})[0], 0.5)], "documents[0] of type tuple: (document, score)", id="pair"),
+    # (Document, score) pairs are placed by their scores; a bad pair is named.
+    pytest.param([(_docs({})[0], "high")], "documents[0][1]='high' is not a score", id="pair-str"),
+    pytest.param([(_docs({})[0], NAN)], "documents[0][1]=nan is not a score", id="pair-nan"),
+    pytest.param([(_docs({})[0],)], "is not a (Document, score) pair", id="pair-short"),
+    pytest.param([*_docs({}), (_docs({})[0], 0.5)], "all of one kind", id="pair-mixed"),
     pytest.param([*_docs({}), None], "documents[1] of type NoneType", id="a-none"),
 ]
 
@@ -138,9 +142,12 @@ BAD_SCORES = [
     pytest.param({"score": "high"}, "documents[0].metadata['score']='high'", id="string"),
     pytest.param({"score": True}, "documents[0].metadata['score']=True", id="bool"),
     pytest.param({"score": [0.5]}, "documents[0].metadata['score']=[0.5]", id="list"),
-    pytest.param({"score": 10**400}, "documents[0].metadata['score']=1000", id="huge-int"),
-    pytest.param({"score": NAN}, "scores[0]=nan", id="nan"),
-    pytest.param({"score": float("inf")}, "scores[0]=inf", id="inf"),
+    pytest.param(
+        {"score": 10**400}, "documents[0].metadata['score']=10000000...(401 digits)", id="huge-int"
+    ),
+    # Named by document and key, as the other bad values are (not as the core's scores[0]).
+    pytest.param({"score": NAN}, "documents[0].metadata['score']=nan", id="nan"),
+    pytest.param({"score": float("inf")}, "documents[0].metadata['score']=inf", id="inf"),
     # The first key present decides; a bad one is not skipped for the next.
     pytest.param(
         {"relevance_score": "high", "score": 0.3},

@@ -21,7 +21,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import FakeListLLM
 from langchain_core.load import dumpd, loads
 from langchain_core.prompts import PromptTemplate
-from langchain_core.runnables import RunnablePassthrough
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
 import bookend
@@ -283,3 +283,39 @@ def test_the_question_is_counted_per_call() -> None:
 def test_equal_lengths_switch() -> None:
     docs = _scored()
     assert BookendReorder(equal_lengths=True).invoke(docs) == _core(docs, equal_lengths=True)
+
+
+def test_vector_store_scores_are_carried_as_pairs() -> None:
+    """Retrievers drop scores; the pairs a vector store returns carry them (issue 31)."""
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    store.add_documents(_docs())
+    pairs = store.similarity_search_with_score(QUERY, k=6)  # cosine similarity here
+    chain = RunnableLambda(lambda q: store.similarity_search_with_score(q, k=6)) | BookendReorder()
+    out = chain.invoke(QUERY)
+    expected = bookend.reorder(
+        [doc for doc, _ in pairs], [score for _, score in pairs], text=lambda d: d.page_content
+    )
+    assert [d.id for d in out] == [d.id for d in expected.items]
+    assert all(isinstance(d, Document) and "score" not in d.metadata for d in out)
+    # The scores decide, not the input order: the reversed pairs give the same prompt.
+    assert [d.id for d in BookendReorder().invoke(list(reversed(pairs)))] == [d.id for d in out]
+    assert BookendReorder().invoke({"documents": pairs, "question": QUERY}) == out
+
+
+def test_top_n_is_top_k_as_in_langchain_rerankers() -> None:
+    docs = _docs([0.2, 0.9, 0.4, 0.3, 0.8, 0.1, 0.7, 0.5])
+    reorder = BookendReorder(top_n=3)
+    assert reorder.top_k == reorder.top_n == 3
+    assert reorder.invoke(docs) == BookendReorder(top_k=3).invoke(docs)
+    assert reorder.model_copy(update={"top_n": 2}).top_k == 2
+    with pytest.raises(ValueError, match="top_n is another name for top_k"):
+        BookendReorder(top_n=3, top_k=4)
+
+
+def test_assignment_points_to_model_copy() -> None:
+    reorder = BookendReorder()
+    with pytest.raises(ValueError, match=r"immutable: top_k=3 cannot be set; \.model_copy\("):
+        reorder.top_k = 3
+    with pytest.raises(ValueError, match=r"top_k=3 cannot be set"):
+        reorder.top_n = 3
+    assert reorder.top_k is None

@@ -21,7 +21,7 @@ NAN = float("nan")
 
 @pytest.fixture(autouse=True)
 def no_global_tokenizer() -> Iterator[None]:
-    """Count with bookend's approximation: LlamaIndex's default tokenizer would load tiktoken."""
+    """Start with no tokenizer set: the postprocessor loads LlamaIndex's default (offline)."""
     previous = llama_index.core.global_tokenizer
     llama_index.core.global_tokenizer = None
     yield
@@ -137,10 +137,12 @@ BAD_NODES = [
     pytest.param([*_nodes(0.5), None], "nodes[1] of type NoneType", id="a-none"),
     pytest.param(_nodes("0.9", 0.5), "nodes[0].score='0.9'", id="score-string"),
     pytest.param(_nodes(True, 0.5), "nodes[0].score=True", id="score-bool"),
-    pytest.param(_nodes(10**400, 0.5), "nodes[0].score=1000", id="score-huge-int"),
+    pytest.param(
+        _nodes(10**400, 0.5), "nodes[0].score=10000000...(401 digits)", id="score-huge-int"
+    ),
     pytest.param(_nodes([0.5], 0.5), "nodes[0].score=[0.5]", id="score-list"),
-    pytest.param(_nodes(NAN, 0.5), "scores[0]=nan", id="score-nan"),
-    pytest.param(_nodes(0.5, float("-inf")), "scores[1]=-inf", id="score-inf"),
+    pytest.param(_nodes(NAN, 0.5), "nodes[0].score=nan", id="score-nan"),
+    pytest.param(_nodes(0.5, float("-inf")), "nodes[1].score=-inf", id="score-inf"),
 ]
 
 

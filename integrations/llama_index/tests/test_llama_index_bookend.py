@@ -318,3 +318,29 @@ def test_rerank_events_are_emitted() -> None:
     finally:
         dispatcher.event_handlers.remove(recorder)
     assert seen.index("ReRankStartEvent") < seen.index("ReRankEndEvent")
+
+
+def test_lengths_do_not_depend_on_whether_a_query_engine_was_built() -> None:
+    """Without a tokenizer set, the same nodes get the same lengths (and the same budget cut)
+    before LlamaIndex has loaded its default tokenizer and after (issue 31)."""
+    nodes = _nodes(SCORES)
+    llama_index.core.global_tokenizer = None  # a fresh process: nothing loaded yet
+    before = BookendNodePostprocessor(budget=60).place(nodes)
+    llama_index.core.global_tokenizer = None
+    Settings.tokenizer  # noqa: B018 what building a query engine does: load the default
+    after = BookendNodePostprocessor(budget=60).place(nodes)
+    assert before.lengths.tolist() == after.lengths.tolist()
+    assert before.order == after.order
+    default = Settings.tokenizer
+    assert before.lengths.tolist() == [len(default(t)) for t in _llm_texts(nodes)]
+
+
+def test_top_n_is_top_k_as_in_llama_index_rerankers() -> None:
+    nodes = _nodes(SCORES)
+    post = BookendNodePostprocessor(top_n=3)
+    assert post.top_k == post.top_n == 3
+    assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes, top_k=3)
+    post.top_n = 2  # validated on assignment, as LlamaIndex's settings are
+    assert post.top_k == 2
+    with pytest.raises(ValueError, match="top_k=0"):
+        post.top_n = 0

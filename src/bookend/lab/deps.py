@@ -12,7 +12,7 @@ from types import ModuleType
 
 __all__ = ["INSTALL_HINT", "MissingDependencyError", "check_available", "transformers"]
 
-INSTALL_HINT = 'install the optional extra: pip install "bookend[validate]"'
+INSTALL_HINT = 'install the optional extra: pip install "bookend-rag[lab]"'
 
 
 class MissingDependencyError(ImportError):

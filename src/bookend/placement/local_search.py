@@ -21,12 +21,29 @@ from bookend.placement.problem import Optimiser, Problem
 from bookend.placement.rotated_ends import ratio_order
 from bookend.placement.sorted_assignment import assign_by_rank, slot_ranks
 
-__all__ = ["FULL_NEIGHBOURHOOD_MAX_K", "local_search", "local_search_order", "neighbourhood"]
+__all__ = [
+    "FULL_NEIGHBOURHOOD_MAX_K",
+    "MAX_SWEEP_PAIRS",
+    "MIN_SWEEPS",
+    "local_search",
+    "local_search_order",
+    "neighbourhood",
+    "sweep_limit",
+]
 
 #: Full swap-and-insert neighbourhoods are evaluated up to this many chunks; above it only
 #: adjacent swaps, which cost O(K) per pass.
 FULL_NEIGHBOURHOOD_MAX_K = 32
 _MAX_ROUNDS = 200
+
+#: The adjacent-swap passes evaluate at most this many neighbour pairs in all (about a second):
+#: ``2K + 2`` passes of ``K / 2`` pairs each below ``K`` of about 1,400, fewer passes beyond, at
+#: least :data:`MIN_SWEEPS`. Odd-even passes need up to ``K`` passes to carry a chunk across the
+#: sequence, which at K = 30,000 took minutes; the capped search still never ends worse than
+#: its start, but above the cap it may stop before a local optimum.
+MAX_SWEEP_PAIRS = 1_000_000
+#: The fewest adjacent-swap passes, whatever ``K``.
+MIN_SWEEPS = 64
 
 
 def local_search_order(problem: Problem) -> IntArray:
@@ -58,8 +75,9 @@ def local_search(start: IntArray, problem: Problem) -> IntArray:
     """Improve ``start`` by swap and insertion moves until no move improves the objective.
 
     Up to :data:`FULL_NEIGHBOURHOOD_MAX_K` chunks every pairwise swap and every insertion is
-    evaluated (best improvement first); above it, odd-even adjacent-swap passes. The result is
-    never worse than ``start``.
+    evaluated (best improvement first); above it, odd-even adjacent-swap passes, at most
+    :func:`sweep_limit` of them (so the time grows about linearly in K). The result is never
+    worse than ``start``.
     """
     cur = _adjacent_swap_passes(start, problem)
     if cur.size > FULL_NEIGHBOURHOOD_MAX_K or cur.size < 3:
@@ -110,14 +128,21 @@ def _move_templates(k: int) -> IntArray:
     return templates
 
 
+def sweep_limit(k: int) -> int:
+    """How many odd-even passes :func:`local_search` makes at most over ``k`` chunks: ``2k + 2``
+    (enough to converge) while the pairs they evaluate stay within :data:`MAX_SWEEP_PAIRS`."""
+    return min(2 * k + 2, max(MIN_SWEEPS, 2 * MAX_SWEEP_PAIRS // max(k, 1)))
+
+
 def _adjacent_swap_passes(order: IntArray, problem: Problem) -> IntArray:
-    """Odd-even transposition: apply every improving adjacent swap, alternating parities."""
+    """Odd-even transposition: apply every improving adjacent swap, alternating parities, for at
+    most :func:`sweep_limit` passes."""
     cur = order.copy()
     relevance, weigher, group_id = problem.relevance, problem.weigher, problem.groups
     lengths = weigher.lengths
     scale = max(float(np.abs(relevance).max(initial=0.0)), 1e-300)
     idle = 0
-    for sweep in range(2 * cur.size + 2):
+    for sweep in range(sweep_limit(cur.size)):
         left = np.arange(sweep % 2, cur.size - 1, 2)
         if left.size == 0:
             break

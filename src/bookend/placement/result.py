@@ -70,7 +70,8 @@ class Placement(Generic[T]):
             irrelevant chunk under which the expected answer share was maximised
             (:mod:`bookend.placement.competing`).
         repeated: whether the top chunk was repeated at both ends (``repeat_top``).
-        notes: why a requested option did not apply (for example no room for a repeat), and
+        notes: why a requested option did not apply (for example no room for a repeat, or
+            scores given with one missing, so that the input order stood for relevance), and
             that the model was placed with the default order when bookend knows no
             architecture for its name (a closed API model such as ``gpt-4o``).
 

@@ -98,4 +98,4 @@ def test_missing_extra_gives_install_hint(
     monkeypatch.setattr(deps, "check_available", missing)
     args = _parse(["calibrate", "--weights", "x", "--out", "y.json"])
     assert args.func(args) == 2
-    assert "bookend[validate]" in capsys.readouterr().err
+    assert "bookend-rag[lab]" in capsys.readouterr().err

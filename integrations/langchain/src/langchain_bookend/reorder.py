@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from numbers import Real
@@ -19,12 +20,14 @@ from bookend.adapters import (
     AdapterConfig,
     CheckedSettings,
     first_slot_annotations,
+    shown,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 
-#: What :meth:`BookendReorder.invoke` takes: the documents, or a mapping with them and the question.
-ReorderInput = Sequence[Document] | Mapping[str, Any]
+#: What :meth:`BookendReorder.invoke` takes: the documents (or ``(Document, score)`` pairs), or a
+#: mapping with them and the question.
+ReorderInput = Sequence[Document] | Sequence[tuple[Document, float]] | Mapping[str, Any]
 
 
 class BookendReorder(
@@ -44,6 +47,10 @@ class BookendReorder(
     * document compressor: ``ContextualCompressionRetriever(base_compressor=BookendReorder(),
       base_retriever=...)`` or a step of ``DocumentCompressorPipeline`` (it receives the query);
     * document transformer: ``transform_documents`` / ``atransform_documents``.
+
+    ``top_n`` (the name of LangChain's rerankers, such as ``CohereRerank``) is ``top_k``. The
+    reorderer is immutable, like LangChain's runnables: setting an attribute raises and points
+    to ``model_copy(update=...)``.
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
@@ -66,6 +73,13 @@ class BookendReorder(
     text or a mapping (``BookendReorder(config="tuned.json")``); settings given beside it
     override the config's, and a ``model`` other than the one a tuned config was measured on
     warns. The settings are stored and serialised, not the file.
+
+    Scores from a vector store: a LangChain retriever drops them, so place the ``(Document,
+    score)`` pairs the store returns instead:
+    ``RunnableLambda(store.similarity_search_with_relevance_scores) | BookendReorder()``. Each
+    pair's score decides (higher is better; ``similarity_search_with_score`` returns distances
+    for many stores: set ``distance=True`` with it) and the documents come back without their
+    scores, unmodified.
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata (a key
     holding ``None`` counts as absent). If every document has one, the scores decide
@@ -130,13 +144,22 @@ class BookendReorder(
         return [_first_score(doc.metadata, self.score_key, i) for i, doc in enumerate(documents)]
 
     def place(
-        self, documents: Sequence[Document], question: str | None = None
+        self,
+        documents: Sequence[Document] | Sequence[tuple[Document, float]],
+        question: str | None = None,
     ) -> Placement[Document]:
-        """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``documents``."""
-        docs = _documents(documents)
-        return self.placer(_question(question, "question")).place(docs, self.scores(docs))
+        """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``documents``:
+        ``Document`` objects, or the ``(Document, score)`` pairs a vector store's
+        ``similarity_search_with_relevance_scores`` returns (placed by those scores)."""
+        docs, pair_scores = _documents(documents)
+        scores = self.scores(docs) if pair_scores is None else pair_scores
+        return self.placer(_question(question, "question")).place(docs, scores)
 
-    def _reorder(self, documents: Sequence[Document], question: str | None) -> list[Document]:
+    def _reorder(
+        self,
+        documents: Sequence[Document] | Sequence[tuple[Document, float]],
+        question: str | None,
+    ) -> list[Document]:
         placement = self.place(documents, question)
         if self.annotate:
             for doc, annotation in first_slot_annotations(placement):
@@ -195,28 +218,40 @@ class BookendReorder(
         return self._invoke(input)
 
 
-def _documents(documents: Sequence[Document]) -> list[Document]:
+def _documents(
+    documents: Sequence[Document] | Sequence[tuple[Document, float]],
+) -> tuple[list[Document], list[float | None] | None]:
+    """The documents, and the scores of ``(Document, score)`` pairs (``None``: documents)."""
     if not isinstance(documents, list | tuple):
         raise ValueError(
-            "documents must be a list of LangChain Document objects (or a mapping with "
-            f"'documents' and 'question'), got documents={documents!r}"
+            "documents must be a list of LangChain Document objects or (Document, score) pairs "
+            f"(or a mapping with 'documents' and 'question'), got documents={documents!r}"
         )
     docs = list(documents)
     if all(type(doc) is Document for doc in docs):  # the common case, without the ABC check
-        return docs
+        return docs, None
+    if docs and all(type(doc) is tuple for doc in docs):
+        return _pairs(docs)
     for i, doc in enumerate(docs):
         if not isinstance(doc, Document):
-            hint = (
-                ": (document, score) pairs, as similarity_search_with_score returns, go in as "
-                "Document(..., metadata={'score': score})"
-                if isinstance(doc, tuple)
-                else ""
-            )
             raise ValueError(
-                f"documents must be LangChain Document objects, got documents[{i}] of type "
-                f"{type(doc).__name__}{hint}"
+                "documents must be LangChain Document objects or (Document, score) pairs, all of "
+                f"one kind; got documents[{i}] of type {type(doc).__name__}"
             )
-    return docs
+    return docs, None
+
+
+def _pairs(pairs: list[Any]) -> tuple[list[Document], list[float | None]]:
+    """The documents and scores of ``(Document, score)`` pairs, as a vector store's
+    ``similarity_search_with_relevance_scores`` (or ``_with_score``) returns them."""
+    docs: list[Document] = []
+    scores: list[float | None] = []
+    for i, pair in enumerate(pairs):
+        if len(pair) != 2 or not isinstance(pair[0], Document):
+            raise ValueError(f"documents[{i}]={shown(pair)} is not a (Document, score) pair")
+        docs.append(pair[0])
+        scores.append(_first_score({"score": pair[1]}, ("score",), i, pair=True))
+    return docs, scores
 
 
 def _question(question: Any, name: str) -> str | None:
@@ -225,22 +260,33 @@ def _question(question: Any, name: str) -> str | None:
     return question
 
 
-def _first_score(metadata: dict[str, Any], keys: tuple[str, ...], i: int) -> float | None:
-    """The value of the first of ``keys`` present (not ``None``) in ``metadata``, as a float."""
+def _first_score(
+    metadata: dict[str, Any], keys: tuple[str, ...], i: int, *, pair: bool = False
+) -> float | None:
+    """The value of the first of ``keys`` present (not ``None``) in ``metadata``, as a float
+    (``pair``: the score of the ``(Document, score)`` pair ``i``)."""
     for key in keys:
         value = metadata.get(key)
         if value is None:
             continue
-        if type(value) is float:  # the common case, without the ABC check
-            return float(value)
+        if type(value) is float and math.isfinite(value):  # the common case, no ABC check
+            return value
         # bool is a Real, but a flag is not a score; a string is refused rather than parsed, as
-        # the core refuses it: one rule for what a score is.
+        # the core refuses it: one rule for what a score is. NaN and the infinities are named
+        # here, by document and key, as the other bad values are.
         if isinstance(value, Real) and not isinstance(value, bool):
             with suppress(OverflowError):  # an int beyond float range falls through to the error
-                return float(value)
+                number = float(value)
+                if math.isfinite(number):
+                    return number
+        if pair:
+            raise ValueError(
+                f"documents[{i}][1]={shown(value)} is not a score: the score of a (Document, "
+                "score) pair must be a finite real number"
+            )
         raise ValueError(
-            f"documents[{i}].metadata[{key!r}]={value!r} is not a score: a score must be a real "
-            f"number within float range (score_key={keys!r}); convert it, or point score_key at "
-            "the key that holds the score"
+            f"documents[{i}].metadata[{key!r}]={shown(value)} is not a score: a score must be a "
+            f"finite real number (score_key={keys!r}); convert it, or point score_key at the key "
+            "that holds the score"
         )
     return None

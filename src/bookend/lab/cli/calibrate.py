@@ -1,7 +1,7 @@
 """The ``bookend calibrate`` subcommand: parse, then call
 :func:`~bookend.lab.experiments.calibrate.calibrate`.
 
-Imports without torch; a missing ``bookend[validate]`` extra ends the command with one line and
+Imports without torch; a missing ``bookend-rag[lab]`` extra ends the command with one line and
 exit code 2, as do bad arguments.
 
 Examples::

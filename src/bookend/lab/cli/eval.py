@@ -8,7 +8,7 @@ Examples::
     bookend eval --endpoint http://127.0.0.1:8000/v1 --served-model Qwen/Qwen2.5-7B-Instruct --quick
 
 Parses, then calls :func:`~bookend.lab.experiments.evaluate.evaluate`. Imports without torch; a
-missing ``bookend[validate]`` extra ends the command with one line and exit code 2, as do bad
+missing ``bookend-rag[lab]`` extra ends the command with one line and exit code 2, as do bad
 arguments.
 """
 

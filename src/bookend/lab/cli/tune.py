@@ -7,7 +7,7 @@ Examples::
     bookend tune --endpoint http://127.0.0.1:8000/v1 --served-model NAME --items-file my_items.jsonl
 
 Parses, then calls :func:`~bookend.lab.experiments.tune.tune`. Imports without torch; a missing
-``bookend[validate]`` extra ends the command with one line and exit code 2, as do bad arguments.
+``bookend-rag[lab]`` extra ends the command with one line and exit code 2, as do bad arguments.
 """
 
 from __future__ import annotations

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from numbers import Real
 from typing import Any
 
-import llama_index.core
+from llama_index.core import Settings
 from llama_index.core.bridge.pydantic import ConfigDict, field_validator
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
@@ -23,6 +24,7 @@ from bookend.adapters import (
     AdapterConfig,
     CheckedSettings,
     first_slot_annotations,
+    shown,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
@@ -38,6 +40,9 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     ``node_postprocessors`` the same way. Sync and async calls run the same code (the async path
     does not hop to a thread: the placement is short CPU work). Each call emits LlamaIndex's
     ``ReRankStartEvent`` / ``ReRankEndEvent`` and a ``RERANKING`` callback event.
+
+    ``top_n`` (the name of LlamaIndex's rerankers, such as ``SentenceTransformerRerank``) is
+    ``top_k``, at construction and as an attribute.
 
     The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
@@ -66,9 +71,9 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     LlamaIndex does not check) must still be a real number: a string, a bool or a number beyond
     float range raises, naming the node. Lengths are token counts of
     ``node.get_content(metadata_mode=MetadataMode.LLM)``, the text the LLM sees, counted with
-    ``token_counter``, else ``tokenizer``, else LlamaIndex's tokenizer (``Settings.tokenizer``)
-    once one is set or LlamaIndex has loaded its default (query engines do so when built), else
-    about four characters a token.
+    ``token_counter``, else ``tokenizer``, else LlamaIndex's tokenizer (``Settings.tokenizer``:
+    the one set, else LlamaIndex's default, loaded on the first call from the copy LlamaIndex
+    ships), so the same nodes get the same lengths before and after a query engine is built.
 
     The same ``NodeWithScore`` objects come back, unmodified; nothing is dropped unless ``top_k``
     or ``budget`` is set. ``annotate=True`` writes ``bookend_slot`` and ``bookend_weight`` into
@@ -138,12 +143,15 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
 
     def current_token_counter(self) -> Any:
         """``token_counter``; without it and without ``tokenizer``, LlamaIndex's tokenizer
-        (``Settings.tokenizer``) when one is loaded."""
+        (``Settings.tokenizer``: the one set, else LlamaIndex's default, which it loads from the
+        copy it ships, offline), whether or not a query engine has loaded it yet."""
         if self.token_counter is not None or self.tokenizer is not None:
             return self.token_counter
-        # Settings.tokenizer sets this global; reading the property would load a default one.
-        tokenize: Callable[[str], list[Any]] | None = llama_index.core.global_tokenizer
-        return None if tokenize is None else _TokenCount(tokenize)
+        # Read through Settings, which loads LlamaIndex's default when none is set: counting with
+        # the global only once something had loaded it gave other lengths (and another budget
+        # cut) before the first query engine than after.
+        tokenize: Callable[[str], list[Any]] = Settings.tokenizer
+        return _TokenCount(tokenize)
 
     def place(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -152,7 +160,10 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
         _check_nodes(nodes)
         # A None score makes bookend fall back to input order for all nodes.
         scores = [n.score for n in nodes]
-        if {type(s) for s in scores} - _PLAIN_SCORES:  # one assigned after construction
+        # A value assigned after construction, or NaN or infinite: named by its node.
+        if {type(s) for s in scores} - _PLAIN_SCORES or not all(
+            s is None or math.isfinite(s) for s in scores
+        ):
             scores = [_score(s, i) for i, s in enumerate(scores)]
         return self.placer(_query(query_bundle)).place(nodes, scores)
 
@@ -232,10 +243,12 @@ def _score(score: Any, i: int) -> float | None:
         return None
     if isinstance(score, Real) and not isinstance(score, bool):
         with suppress(OverflowError):  # an int beyond float range falls through to the error
-            return float(score)
+            number = float(score)
+            if math.isfinite(number):
+                return number
     raise ValueError(
-        f"nodes[{i}].score={score!r} is not a score: a score must be a real number within float "
-        "range, or None"
+        f"nodes[{i}].score={shown(score)} is not a score: a score must be a finite real number, "
+        "or None"
     )
 
 

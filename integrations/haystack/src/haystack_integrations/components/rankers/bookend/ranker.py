@@ -59,7 +59,13 @@ class BookendRanker:
         ```
 
     The placement settings are those of :class:`bookend.PlacementConfig`, checked at
-    construction; a setting changed on the component afterwards is used by the next ``run``.
+    construction and on assignment (``ranker.top_k = 0`` raises there, in one line); a setting
+    changed on the component is used by the next ``run``, and ``run(top_k=..., budget=...)``
+    overrides one for a single call, as Haystack's rankers do.
+
+    Without ``model``, the placement is for :data:`bookend.DEFAULT_MODEL` (``"llama-3.1-8b"``),
+    the same default as :func:`bookend.reorder`: for a 32-layer decoder, most relevant first.
+    ``Placement.explain()`` names the profile that decided; name your model for its own.
     The profile file (``model`` given as a path) and the ``tokenizer`` are loaded in
     ``warm_up()`` (or the first ``run``). Everything serialises with ``to_dict`` / ``from_dict``
     and pipeline YAML: a ``ModelSpec`` or profile object given as ``model`` is stored in its JSON
@@ -81,7 +87,7 @@ class BookendRanker:
             until their words reach this many (the one that reaches it included).
         model: a preset name or Hugging Face id, a published curve (``"liu2023:gpt-3.5-turbo"``),
             a profile JSON path, a ``ModelSpec`` or ``{"depth", "attn_share"}`` spec, or a
-            profile object.
+            profile object; default :data:`bookend.DEFAULT_MODEL`, as :func:`bookend.reorder`.
         strategy: ``"bookend"`` (optimal for the model), ``"alternate"`` (what
             ``LostInTheMiddleRanker`` does: input order is the relevance order) or
             ``"relevance"``.
@@ -167,6 +173,17 @@ class BookendRanker:
         self.source_key = source_key
         self.annotate = annotate
         self._placers: adapters.PlacerCache[Document] = adapters.PlacerCache(_content, _meta_value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A placement setting assigned after construction is checked here, with the others as
+        they are, so a bad value fails at the assignment rather than at the next ``run``."""
+        if name in PLACEMENT_OPTIONS and "_placers" in self.__dict__:
+            PlacementConfig(**{**self._settings(), name: value})
+        elif name in _OWN_SETTINGS and "_placers" in self.__dict__:
+            own = {n: getattr(self, n) for n in _OWN_SETTINGS}
+            own[name] = value
+            _check_own_settings(own["word_count_threshold"], own["source_key"], own["annotate"])
+        object.__setattr__(self, name, value)  # @component rebuilds the class: no bare super()
 
     def _settings(self, **overrides: Any) -> dict[str, Any]:
         settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
@@ -336,6 +353,8 @@ class BookendRanker:
 
 #: The default of every placement setting (those of :class:`bookend.PlacementConfig`).
 _DEFAULTS = {name: PlacementConfig.model_fields[name].default for name in PLACEMENT_OPTIONS}
+#: The ranker's own settings (not :class:`bookend.PlacementConfig`'s).
+_OWN_SETTINGS = ("word_count_threshold", "source_key", "annotate")
 
 
 def _config_ref(config: ConfigLike) -> str | dict[str, Any]:
@@ -391,8 +410,8 @@ def _check_documents(documents: list[Document]) -> None:
         # moves the documents, so an index the core named would not be the caller's.
         if doc.score is not None and not _finite_real(doc.score):
             raise ValueError(
-                f"documents[{i}].score={doc.score!r} is not a score: a score must be a finite "
-                "real number, or None"
+                f"documents[{i}].score={adapters.shown(doc.score)} is not a score: a score must "
+                "be a finite real number, or None"
             )
 
 

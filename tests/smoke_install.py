@@ -1,0 +1,29 @@
+"""Smoke test of the built wheels, run by ``make dist`` in a fresh virtualenv holding only the core
+and LangChain wheels (and their dependencies): what a user gets from
+``pip install bookend-rag langchain-bookend``."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from pathlib import Path
+
+import langchain_bookend
+from langchain_core.documents import Document
+
+import bookend
+
+here = Path(sys.prefix).resolve()
+for module in (bookend, langchain_bookend):
+    where = Path(module.__file__ or "").resolve()
+    assert here in where.parents, f"{module.__name__} imported from {where}, not the wheel"
+assert importlib.metadata.version("bookend-rag") == bookend.__version__
+
+placement = bookend.reorder(["a", "b", "c", "d"], [0.2, 0.9, 0.5, 0.1])
+assert sorted(placement.order) == [0, 1, 2, 3]
+assert "b" in (placement.items[0], placement.items[-1])
+
+docs = [Document(page_content=t, metadata={"score": s}) for t, s in [("x", 0.1), ("y", 0.9)]]
+out = langchain_bookend.BookendReorder().invoke(docs)
+assert {d.page_content for d in out} == {"x", "y"}
+print(f"bookend-rag {bookend.__version__}: core and LangChain adapter installed and working")
