@@ -49,7 +49,7 @@ BAD_SETTINGS = [
     pytest.param({"top_k": 0}, "top_k=0", id="top_k-0"),
     pytest.param({"top_k": -1}, "top_k=-1", id="top_k-negative"),
     pytest.param({"budget": -5}, "budget=-5", id="budget"),
-    pytest.param({"model": "no-such-model"}, "no-such-model", id="model-unknown"),
+    pytest.param({"model": "lama-3.1-8b"}, "lama-3.1-8b", id="model-misspelt"),
     pytest.param({"strategy": "random"}, "strategy='random'", id="strategy"),
     pytest.param({"prefix_tokens": -1}, "prefix_tokens=-1", id="prefix_tokens"),
     pytest.param({"exact_max_k": 50}, "exact_max_k=50", id="exact_max_k"),

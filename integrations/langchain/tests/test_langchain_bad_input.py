@@ -49,7 +49,7 @@ BAD_SETTINGS = [
     pytest.param({"budget": 0}, "budget=0", id="budget-0"),
     pytest.param({"top_k": 0}, "top_k=0", id="top_k-0"),
     pytest.param({"top_k": True}, "top_k=True", id="top_k-bool"),
-    pytest.param({"model": "no-such-model"}, "no-such-model", id="model-unknown"),
+    pytest.param({"model": "lama-3.1-8b"}, "lama-3.1-8b", id="model-misspelt"),
     pytest.param({"strategy": "random"}, "strategy='random'", id="strategy"),
     pytest.param({"prefix_tokens": -1}, "prefix_tokens=-1", id="prefix_tokens"),
     pytest.param({"exact_max_k": 99}, "exact_max_k=99", id="exact_max_k"),

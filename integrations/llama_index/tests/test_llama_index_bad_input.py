@@ -55,7 +55,7 @@ BAD_SETTINGS = [
     pytest.param({"top_k": 2.5}, "top_k=2.5", id="top_k-float"),
     pytest.param({"budget": 0}, "budget=0", id="budget-0"),
     pytest.param({"budget": True}, "budget=True", id="budget-bool"),
-    pytest.param({"model": "no-such-model"}, "no-such-model", id="model-unknown"),
+    pytest.param({"model": "lama-3.1-8b"}, "lama-3.1-8b", id="model-misspelt"),
     pytest.param({"model": 5}, "model=5", id="model-int"),
     pytest.param({"strategy": "random"}, "strategy='random'", id="strategy"),
     pytest.param({"suffix_tokens": -3}, "suffix_tokens=-3", id="suffix_tokens"),
