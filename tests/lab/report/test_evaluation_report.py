@@ -56,3 +56,38 @@ def test_report_pairs_on_shared_items_and_states_verdicts() -> None:
     text = markdown(report)
     assert "significantly ahead of retrieval; behind oracle" in text
     assert "## bookend eval: tiny.gguf, n = 10 items" in text
+
+
+def test_generated_answers_get_mcnemar_and_the_items_they_need() -> None:
+    # 60 items: bookend alone right on 15, retrieval alone right on 3, both right on 20.
+    outcomes = [(1.0, 0.0)] * 15 + [(0.0, 1.0)] * 3 + [(1.0, 1.0)] * 20 + [(0.0, 0.0)] * 22
+    rows = [
+        {
+            "id": str(i),
+            "k": 3,
+            "retriever": "file",
+            "results": {
+                "bookend-theory": {"exact_match": a, "accuracy": a},
+                "retrieval": {"exact_match": b, "accuracy": b},
+            },
+        }
+        for i, (a, b) in enumerate(outcomes)
+    ]
+    report = build_report(
+        model_id="http://127.0.0.1:4000/v1/claude",
+        settings={"current": "retrieval"},
+        metrics=["exact_match", "accuracy"],
+        primary="accuracy",
+        item_rows=rows,
+        rankings={},
+        position_curve={},
+        timing={"seconds": 1.0, "model_calls": 3, "distinct_prompts": 3, "requests": 5},
+    )
+    cell = report["paired"]["bookend-theory vs retrieval"]["accuracy"]
+    assert (cell["n_ab"], cell["n_ba"]) == (15, 3)
+    assert cell["p_mcnemar"] == pytest.approx(2 * 988 / 2**18)
+    assert cell["diff"] == pytest.approx(0.2)
+    assert cell["items_needed"] == 57
+    text = markdown(report)
+    assert "**Accuracy only**" in text
+    assert "McNemar p = 0.00754 (15 items only bookend-theory answers, 3 only retrieval)" in text

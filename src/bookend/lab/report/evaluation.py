@@ -25,6 +25,9 @@ oracle, profiles, theory, device, dtype, and ``endpoint``: for a served model ho
     "ci_high", "p_bootstrap", "mde", "n", "verdict"}``, where ``diff`` is the mean of A minus B on
     the same items, ``mde`` the minimum detectable difference at this n (2.8 standard errors of
     the paired difference), ``verdict`` ``better``/``worse`` when the 95% interval excludes 0.
+    For generated answers (0/1 outcomes) also ``n_ab``, ``n_ba`` (items only A, only B gets
+    right), ``p_mcnemar`` (McNemar's exact test) and ``items_needed`` (McNemar's sample size for
+    the observed difference at 80% power, Connor 1987; ``null`` without a difference).
 ``by_retriever``
     The same ``strategies`` and ``paired`` blocks for the items of each retriever.
 ``gold_rank``
@@ -50,7 +53,7 @@ from typing import Any
 
 import bookend
 from bookend.lab.report.cells import difference_cell, estimate_cell
-from bookend.lab.stats import estimate, paired_difference
+from bookend.lab.stats import estimate, mcnemar_exact, mcnemar_sample_size, paired_difference
 from bookend.lab.strategies import BASELINES
 
 __all__ = ["REPORT_VERSION", "build_report", "markdown", "write"]
@@ -80,6 +83,7 @@ def _blocks(
     """Per-strategy estimates and paired differences over ``items``; a strategy missing on some
     items (the oracle, where the gold document is unknown) is scored on the items it has."""
     names = _strategy_names(items)
+    generated = "exact_match" in metrics
     strategies = {}
     for s in names:
         rows = _having(items, s)
@@ -91,9 +95,22 @@ def _blocks(
             if len(rows) >= 2:
                 paired[f"{a} vs {b}"] = {
                     m: paired_difference(_values(rows, a, m), _values(rows, b, m)).to_json()
+                    | _zero_one(_values(rows, a, m), _values(rows, b, m), generated)
                     for m in metrics
                 }
     return strategies, paired
+
+
+def _zero_one(a: Sequence[float], b: Sequence[float], generated: bool) -> dict[str, Any]:
+    """For generated answers (0/1 outcomes on both sides): McNemar's exact test and the items
+    McNemar's test would need to find the observed difference with 80% power (Connor 1987;
+    ``None`` without a difference); ``{}`` otherwise (the random strategy averages its draws)."""
+    if not generated or not all(v in (0.0, 1.0) for v in (*a, *b)):
+        return {}
+    n_ab, n_ba, p = mcnemar_exact(a, b)
+    n = len(a)
+    needed = None if n_ab == n_ba else mcnemar_sample_size(n_ab / n, n_ba / n)
+    return {"n_ab": n_ab, "n_ba": n_ba, "p_mcnemar": p, "items_needed": needed}
 
 
 def build_report(
@@ -193,7 +210,15 @@ def markdown(report: Mapping[str, Any]) -> str:
     for pair, per_metric in report["paired"].items():
         a, _, b = pair.partition(" vs ")
         if b == current:
-            against.append(f"- {a}: {difference_cell(primary, per_metric[primary])}")
+            cell = per_metric[primary]
+            exact = (
+                f"; McNemar p = {cell['p_mcnemar']:.3g} ({cell['n_ab']} items only {a} answers, "
+                f"{cell['n_ba']} only {b}), items needed for this difference: "
+                f"{cell['items_needed'] or 'none (no difference)'}"
+                if "p_mcnemar" in cell
+                else ""
+            )
+            against.append(f"- {a}: {difference_cell(primary, cell)}{exact}")
     parts = [
         f"## bookend eval: {Path(report['model']).name}, n = {report['n_items']} items",
         f"### Against your current order ({current}), on `{primary}`",
