@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,27 @@ def test_snippet_runs_on_its_own(
     monkeypatch.setitem(os.environ, "HF_HUB_OFFLINE", "1")
     exec(compile(code, name, "exec"), {"__name__": "__readme__"})
     capsys.readouterr()
+
+
+def _commands(path: Path) -> list[list[str]]:
+    """Every ``bookend ...`` command of the shell blocks of ``path`` (continuation lines joined)."""
+    blocks = re.findall(r"```bash\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+    joined = "\n".join(b.replace("\\\n", " ") for b in blocks)
+    return [
+        shlex.split(line.split("#", 1)[0])[1:]
+        for line in joined.splitlines()
+        if line.strip().startswith("bookend ")
+    ]
+
+
+@pytest.mark.parametrize(
+    "page", ["README.md", "docs/guides/tune.md", "docs/guides/served-models.md"]
+)
+def test_the_shell_commands_of_the_guides_parse(page: str) -> None:
+    from bookend.cli import build_parser
+
+    commands = _commands(ROOT / page)
+    assert commands, f"{page} shows no bookend command"
+    parser = build_parser()
+    for argv in commands:
+        parser.parse_args(argv)  # an unknown or misspelt option exits with status 2
