@@ -18,7 +18,7 @@ EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test docs dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune clean
+.PHONY: demo test docs dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -206,3 +206,16 @@ fitted: $(SMOLLM2_STAMP)
 
 clean:
 	rm -rf $(VENV) $(SMOKE_VENV) dist site .mypy_cache .pytest_cache .ruff_cache
+
+## prompts: "The prompt decides" of bench/RESULTS.md (issue "Every user's model"): bookend tune in a
+## second prompt (a system message and the records as one JSON object: SmolLM2's own chat template,
+## Gemma 3's chat format written out, its base GGUF has none) on the calibration split of two suites,
+## then bookend eval on the evaluation split in that prompt, judging the decision made there against
+## the one made in bookend's prompt (make tune); hours on 2 cores, resumable through each calls.jsonl.
+PROMPT_SMOLLM2 = --weights smollm2 --template bench/prompts/chat-json-records.json
+PROMPT_GEMMA3 = --weights gemma3-270m --dtype bfloat16 --template bench/prompts/gemma-chat-json-records.j2
+PROMPT_CELLS = $(foreach m,smollm2 gemma3,$(foreach s,records hard,$(s)-$(m)=bench/tune/$(s)-$(m)-k10:bench/tune-chat/$(s)-$(m)-k10:bench/eval-chat/$(s)-$(m)-k10/report.json))
+prompts: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
+	$(foreach m,SMOLLM2 GEMMA3,$(foreach s,records hard,$(BIN)/bookend tune --items 60 --docs 10 --threads 1 --suite $(s) $(PROMPT_$(m)) --out bench/tune-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10 &&)) true
+	$(foreach m,SMOLLM2 GEMMA3,$(foreach s,records hard,$(BIN)/bookend eval --items 100 --docs 10 --random-draws 2 --threads 1 --no-oracle --suite $(s) $(PROMPT_$(m)) --config in-bookend-prompt=bench/tune/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10/tuned.json --config in-user-prompt=bench/tune-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10/tuned.json --out bench/eval-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10 &&)) true
+	$(BIN)/python bench/prompt_cells.py --json bench/prompt_cells.json $(PROMPT_CELLS)

@@ -13,7 +13,7 @@ from bookend.cli import build_parser
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("target", ["eval", "eval-quick", "tune", "validator", "fitted"])
+@pytest.mark.parametrize("target", ["eval", "eval-quick", "tune", "validator", "fitted", "prompts"])
 def test_make_target_commands_parse(target: str) -> None:
     # make -n prints the recipes (with the stamps' installs) without running anything.
     printed = subprocess.run(
