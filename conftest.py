@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import strategies as st
 
-from bookend import STRATEGIES, WEIGHT_RULES, Placement
+from bookend_rag import STRATEGIES, WEIGHT_RULES, Placement
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ For K documents (default 20) of unequal length with scores, the per-call time of
   ``LongContextReorder`` and Haystack ``LostInTheMiddleRanker``;
 * the bookend adapter with the default ``strategy="bookend"`` (the optimal order for the model);
 * the same adapter with ``strategy="alternate"`` (the framework's pattern, through bookend);
-* the bare core, ``bookend.Bookend().place`` on the same objects: adapter / core is what the
+* the bare core, ``bookend_rag.Bookend().place`` on the same objects: adapter / core is what the
   adapter itself costs;
 * for LangChain, the Runnable path (``invoke``) of the adapter and of the framework's reorderer
   wrapped in a ``RunnableLambda``: the per-invoke cost every Runnable pays.
@@ -30,8 +30,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import bookend
-from bookend.corpus import load_demo_corpus
+import bookend_rag
+from bookend_rag.corpus import load_demo_corpus
 
 # langchain-community warns on import that it is being sunset; its reorderer is still the baseline.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -95,7 +95,7 @@ def frameworks(k: int) -> dict[str, dict[str, Call]]:
     lc_lambda = RunnableLambda(lc_reorder.transform_documents)
     lc_bookend = BookendReorder()
     lc_alternate = BookendReorder(strategy="alternate")
-    lc_core = bookend.Bookend(text=lambda d: d.page_content)
+    lc_core = bookend_rag.Bookend(text=lambda d: d.page_content)
     langchain: dict[str, Call] = {
         "framework": lambda: lc_reorder.transform_documents(lc_docs),
         "adapter": lambda: lc_bookend.transform_documents(lc_docs),
@@ -111,7 +111,7 @@ def frameworks(k: int) -> dict[str, dict[str, Call]]:
     li_reorder = LlamaIndexReorder()
     li_bookend = BookendNodePostprocessor()
     li_alternate = BookendNodePostprocessor(strategy="alternate")
-    li_core = bookend.Bookend(text=lambda n: n.node.get_content(metadata_mode=MetadataMode.LLM))
+    li_core = bookend_rag.Bookend(text=lambda n: n.node.get_content(metadata_mode=MetadataMode.LLM))
     llama_index: dict[str, Call] = {
         "framework": lambda: li_reorder.postprocess_nodes(li_nodes),
         "adapter": lambda: li_bookend.postprocess_nodes(li_nodes),
@@ -123,7 +123,7 @@ def frameworks(k: int) -> dict[str, dict[str, Call]]:
     hs_ranker = LostInTheMiddleRanker()
     hs_bookend = BookendRanker()
     hs_alternate = BookendRanker(strategy="alternate")
-    hs_core = bookend.Bookend(text=lambda d: d.content)
+    hs_core = bookend_rag.Bookend(text=lambda d: d.content)
     haystack: dict[str, Call] = {
         "framework": lambda: hs_ranker.run(documents=hs_docs),
         "adapter": lambda: hs_bookend.run(documents=hs_docs),

@@ -1,7 +1,8 @@
 """What a decision costs before it is made: requests and prompt tokens of ``bookend tune`` on 60
 items at K = 10, first-token against full-continuation scoring, and the price of those tokens.
 
-For each suite and prompt, ``bookend tune --dry-run`` (:func:`bookend.tune` with ``dry_run=True``)
+For each suite and prompt, ``bookend tune --dry-run`` (:func:`bookend_rag.tune` with
+``dry_run=True``)
 bounds the model calls and their prompt tokens under SmolLM2's tokenizer (every candidate on
 every item; the race spends less). A served model is asked one request per call when the
 candidates differ in their first token (chat first-token scoring), and one request per distinct
@@ -24,9 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import bookend
-from bookend.lab.items.suites import load_items
-from bookend.lab.models import load_scorer
+import bookend_rag
+from bookend_rag.lab.items.suites import load_items
+from bookend_rag.lab.models import load_scorer
 
 PROMPTS = {"bookend": None, "chat-json": "bench/prompts/chat-json-records.json"}
 SUITES = ("records", "hard", "nq")
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             items
         )
         for name, template in PROMPTS.items():
-            result = bookend.tune(
+            result = bookend_rag.tune(
                 items, scorer=scorer, template=template, progress=False, dry_run=True
             )
             cost = result.report["dry_run"]

@@ -19,7 +19,7 @@ Candidates are named by what they do, whatever a report called them:
 - ``slots``: the model's slot table measured on the hard items' calibration split
   (``bookend-hard-slots``);
 - ``default``: what bookend's default does for the cell's model: the shipped measured profile of
-  a model listed by ``bookend.measured_models()`` (SmolLM2: its hard-item slot table, report
+  a model listed by ``bookend_rag.measured_models()`` (SmolLM2: its hard-item slot table, report
   strategy ``bookend-hard-slots``), the theory's order for any other (``relevance``); report
   strategy ``bookend-default`` where a run has it (``bookend eval`` adds it for weights that
   name a measured model).
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from bookend.lab.stats import paired_difference
-from bookend.profiles.measured import measured_file
+from bookend_rag.lab.stats import paired_difference
+from bookend_rag.profiles.measured import measured_file
 
 #: Candidate -> report strategy names, the first present in a report is used.
 CANDIDATES: dict[str, tuple[str, ...]] = {

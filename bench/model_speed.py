@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from bookend.lab.experiments.trials import rank_items
-from bookend.lab.frameworks import haystack_order, langchain_order
-from bookend.lab.items.hard import hard_items
-from bookend.lab.metrics import item_metrics
-from bookend.lab.models.local import TrainedModel, load_trained, score_continuations
-from bookend.lab.models.scorer import Continuations
-from bookend.lab.strategies import gold_at_slot
+from bookend_rag.lab.experiments.trials import rank_items
+from bookend_rag.lab.frameworks import haystack_order, langchain_order
+from bookend_rag.lab.items.hard import hard_items
+from bookend_rag.lab.metrics import item_metrics
+from bookend_rag.lab.models.local import TrainedModel, load_trained, score_continuations
+from bookend_rag.lab.models.scorer import Continuations
+from bookend_rag.lab.strategies import gold_at_slot
 
 DTYPES = ("float32", "bfloat16")
 #: (prompt, continuations, index of the gold answer among them)

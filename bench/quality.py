@@ -2,7 +2,7 @@
 
 Expected accuracy of every strategy for K = 3..20 and several retrieval rank laws, on the published
 position curves of Liu et al. 2023 (``bench/placement_quality/``); regret against the oracle. The
-real runs on a model moved into the product: ``bookend eval`` (``bookend.lab``), recorded
+real runs on a model moved into the product: ``bookend eval`` (``bookend_rag.lab``), recorded
 in ``bench/RESULTS.md``, "Placement quality (bookend eval)". A ``bookend eval`` report adds its
 measured position curve and its empirical gold-rank laws to the panel.
 
@@ -28,14 +28,14 @@ from placement_quality import figures, report
 from placement_quality.curves import PositionCurve, liu2023_curves
 from placement_quality.panel import PANEL_STRATEGIES, PanelModel, run_panel
 
-import bookend
+import bookend_rag
 
 BENCH = Path(__file__).resolve().parent
 
 
 def liu_panel_models() -> list[PanelModel]:
     """The published curves; bookend's default theory spec stands in for these API models."""
-    return [PanelModel(curve, bookend.DEFAULT_MODEL) for curve in liu2023_curves()]
+    return [PanelModel(curve, bookend_rag.DEFAULT_MODEL) for curve in liu2023_curves()]
 
 
 def eval_panel_model(eval_report: dict[str, Any]) -> tuple[list[PanelModel], dict[str, Any]]:
@@ -44,7 +44,9 @@ def eval_panel_model(eval_report: dict[str, Any]) -> tuple[list[PanelModel], dic
     name = Path(eval_report["model"]).name
     # The report names its theory spec as "NAME (H=depth, alpha=share)".
     depth = re.search(r"H=(\d+)", eval_report["settings"]["theory"])
-    theory: Any = bookend.ModelSpec(depth=int(depth.group(1))) if depth else bookend.DEFAULT_MODEL
+    theory: Any = (
+        bookend_rag.ModelSpec(depth=int(depth.group(1))) if depth else bookend_rag.DEFAULT_MODEL
+    )
     models = []
     for k, per_metric in eval_report["position_curve"].items():
         slots = per_metric["accuracy"]

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from adapters import corpus, frameworks, measure
 
-from bookend import Bookend, reorder
-from bookend.theory import influence_dense, influence_exact
+from bookend_rag import Bookend, reorder
+from bookend_rag.theory import influence_dense, influence_exact
 
 RANK_ONLY = "bookend rank-only (equal lengths)"
 DEFAULT = "bookend default (counts tokens)"

@@ -29,7 +29,7 @@ from typing import Any
 
 from default_matrix import per_item, points
 
-from bookend.lab.stats import paired_difference
+from bookend_rag.lab.stats import paired_difference
 
 #: tune's candidate names that are named otherwise in the matrix
 TUNE_TO_MATRIX = {"alternate": "haystack"}

@@ -1,6 +1,6 @@
 """Chunk-weight rules side by side: the stress set, the curve panel with lengths, real runs.
 
-Which rule turns the influence on a chunk's span into its weight (``bookend.weighing``):
+Which rule turns the influence on a chunk's span into its weight (``bookend_rag.weighing``):
 ``mass`` (total influence per mean chunk length), ``anchored`` (mean density, point masses per
 mean length), ``density`` (mean density, the first design) and ``slot`` (rank-only).
 
@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-import bookend
-from bookend import WEIGHT_RULES, available_profile_presets, resolve_profile
-from bookend.lab.experiments.evaluate import DEFAULT_FAMILIES
-from bookend.lab.stats import paired_difference
-from bookend.weighing import slot_weights
+import bookend_rag
+from bookend_rag import WEIGHT_RULES, available_profile_presets, resolve_profile
+from bookend_rag.lab.experiments.evaluate import DEFAULT_FAMILIES
+from bookend_rag.lab.stats import paired_difference
+from bookend_rag.weighing import slot_weights
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -79,10 +79,10 @@ def stress(n_instances: int, seed: int) -> dict[str, Any]:
         lengths = rng.integers(20, 801, k).tolist()
         scores = rng.random(k).tolist() if index % 2 == 0 else None
         best = int(np.argmax(scores)) if scores is not None else 0
-        weights = slot_weights(profile, k, bookend.Layout(**layout))
+        weights = slot_weights(profile, k, bookend_rag.Layout(**layout))
         heaviest = int(np.argmax(weights))
         for rule in WEIGHT_RULES:
-            order = bookend.reorder(
+            order = bookend_rag.reorder(
                 list(range(k)), scores, model=profile, lengths=lengths, weight_rule=rule, **layout
             ).order
             slot = order.index(best)
@@ -104,7 +104,7 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
     # The bookend view, as recorded: with the default layout every theory profile places by
     # relevance whatever the rule.
     placer = {
-        rule: bookend.Bookend("llama-3.1-8b", weight_rule=rule, suffix_tokens=0)
+        rule: bookend_rag.Bookend("llama-3.1-8b", weight_rule=rule, suffix_tokens=0)
         for rule in WEIGHT_RULES
     }
     for index in range(n_instances):
@@ -130,7 +130,7 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
 
 def _paired(diff: np.ndarray) -> dict[str, float]:
     """Mean paired difference, its item-bootstrap 95% interval and the minimum detectable
-    difference at this n (:func:`bookend.lab.stats.paired_difference`)."""
+    difference at this n (:func:`bookend_rag.lab.stats.paired_difference`)."""
     paired = paired_difference(diff, np.zeros_like(diff))
     return {
         "mean": paired.diff,
@@ -146,10 +146,10 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
     the lab's items, retrievers, scorer and metrics."""
     import torch
 
-    from bookend.lab.experiments.trials import plan_trials, rank_items, score_trials
-    from bookend.lab.items import suite_items
-    from bookend.lab.models import load_scorer
-    from bookend.lab.strategies import bookend_strategy
+    from bookend_rag.lab.experiments.trials import plan_trials, rank_items, score_trials
+    from bookend_rag.lab.items import suite_items
+    from bookend_rag.lab.models import load_scorer
+    from bookend_rag.lab.strategies import bookend_strategy
 
     torch.set_num_threads(threads)
     scorer = load_scorer("smollm2")
@@ -157,7 +157,7 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
     # ``bookend eval``'s job, and every extra order costs a model call on the CPU.
     strategies = {
         rule: bookend_strategy(
-            bookend.PlacementConfig(model="smollm2-135m", weight_rule=rule, suffix_tokens=0)
+            bookend_rag.PlacementConfig(model="smollm2-135m", weight_rule=rule, suffix_tokens=0)
         )
         for rule in WEIGHT_RULES
     }

@@ -1,6 +1,7 @@
 """A custom RAG pipeline with the standalone API: retrieve, place, build the prompt.
 
-No framework: BM25 retrieval (rank-bm25) over the bundled corpus, ``bookend.Bookend`` to place the
+No framework: BM25 retrieval (rank-bm25) over the bundled corpus, ``bookend_rag.Bookend`` to place
+the
 chunks, and a plain prompt string. Shows both views of the prompt (DESIGN: where the Recency Delta
 lands) and a token budget::
 
@@ -14,9 +15,9 @@ import re
 
 from rank_bm25 import BM25Okapi
 
-import bookend
-from bookend.corpus import load_demo_corpus
-from bookend.tokens import approx_token_count
+import bookend_rag
+from bookend_rag.corpus import load_demo_corpus
+from bookend_rag.tokens import approx_token_count
 
 SYSTEM = "You answer questions about space telescopes. Use only the context below.\n\n"
 
@@ -36,7 +37,7 @@ def main() -> None:
 
     # The bookend view: nothing after the chunks (suffix_tokens=0), so they are the analysed
     # sequence and the last slot holds the Recency Delta.
-    placer: bookend.Bookend[dict[str, str]] = bookend.Bookend(
+    placer: bookend_rag.Bookend[dict[str, str]] = bookend_rag.Bookend(
         "qwen2.5-7b", text="text", suffix_tokens=0
     )
     chunks_only = placer.place(retrieved, top_scores)
@@ -44,7 +45,7 @@ def main() -> None:
     print(chunks_only.explain(previews=[d["title"] for d in retrieved]))
 
     # The whole-prompt view: count the system prompt and the question around the chunks.
-    whole = bookend.Bookend(
+    whole = bookend_rag.Bookend(
         "qwen2.5-7b",
         text="text",
         prefix_tokens=approx_token_count(SYSTEM),

@@ -26,7 +26,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
 )
 from haystack_integrations.components.rankers.bookend import BookendRanker
 
-from bookend.corpus import load_demo_corpus
+from bookend_rag.corpus import load_demo_corpus
 
 K = 8
 MODEL = str(get_model_path())

@@ -25,7 +25,7 @@ from langchain_core.prompts import PromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from bookend.corpus import load_demo_corpus
+from bookend_rag.corpus import load_demo_corpus
 
 K = 8
 PROMPT = PromptTemplate.from_template(

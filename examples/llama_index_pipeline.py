@@ -23,7 +23,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.schema import TextNode
 from llama_index.postprocessor.bookend import BookendNodePostprocessor
 
-from bookend.corpus import load_demo_corpus
+from bookend_rag.corpus import load_demo_corpus
 
 K = 8
 
@@ -60,8 +60,10 @@ def main() -> None:
         for d in corpus.documents
     ]
     index = VectorStoreIndex(nodes, embed_model=MiniLM())
-    bookend = BookendNodePostprocessor(model="llama-3.1-8b")  # reads NodeWithScore.score
-    engine = index.as_query_engine(llm=MockLLM(), similarity_top_k=K, node_postprocessors=[bookend])
+    postprocessor = BookendNodePostprocessor(model="llama-3.1-8b")  # reads NodeWithScore.score
+    engine = index.as_query_engine(
+        llm=MockLLM(), similarity_top_k=K, node_postprocessors=[postprocessor]
+    )
     response = engine.query(corpus.query)
 
     print(f"query: {corpus.query}\n")
@@ -75,7 +77,7 @@ def main() -> None:
         print(f"  {slot}. {title}")
 
     retrieved = index.as_retriever(similarity_top_k=K).retrieve(corpus.query)
-    placement = bookend.place(retrieved)
+    placement = postprocessor.place(retrieved)
     print()
     print(placement.explain(previews=[n.node.metadata["title"] for n in retrieved]))
 

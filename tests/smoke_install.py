@@ -11,19 +11,19 @@ from pathlib import Path
 import langchain_bookend
 from langchain_core.documents import Document
 
-import bookend
+import bookend_rag
 
 here = Path(sys.prefix).resolve()
-for module in (bookend, langchain_bookend):
+for module in (bookend_rag, langchain_bookend):
     where = Path(module.__file__ or "").resolve()
     assert here in where.parents, f"{module.__name__} imported from {where}, not the wheel"
-assert importlib.metadata.version("bookend-rag") == bookend.__version__
+assert importlib.metadata.version("bookend-rag") == bookend_rag.__version__
 
-placement = bookend.reorder(["a", "b", "c", "d"], [0.2, 0.9, 0.5, 0.1])
+placement = bookend_rag.reorder(["a", "b", "c", "d"], [0.2, 0.9, 0.5, 0.1])
 assert sorted(placement.order) == [0, 1, 2, 3]
 assert "b" in (placement.items[0], placement.items[-1])
 
 docs = [Document(page_content=t, metadata={"score": s}) for t, s in [("x", 0.1), ("y", 0.9)]]
 out = langchain_bookend.BookendReorder().invoke(docs)
 assert {d.page_content for d in out} == {"x", "y"}
-print(f"bookend-rag {bookend.__version__}: core and LangChain adapter installed and working")
+print(f"bookend-rag {bookend_rag.__version__}: core and LangChain adapter installed and working")

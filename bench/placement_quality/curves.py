@@ -3,7 +3,8 @@
 A curve is known at a few normalised positions (slot centres in ``[0, 1]``) and interpolated
 linearly between them, flat beyond the outermost points, so that one curve gives a per-slot
 accuracy for any number of documents K. Interpolation is delegated to
-:meth:`bookend.TabulatedProfile.from_points`, the same rule the bundled ``liu2023:*`` presets use.
+:meth:`bookend_rag.TabulatedProfile.from_points`, the same rule the bundled ``liu2023:*`` presets
+use.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bookend import TabulatedProfile
-from bookend.arrays import FloatArray
-from bookend.datafiles import load_data_json
+from bookend_rag import TabulatedProfile
+from bookend_rag.arrays import FloatArray
+from bookend_rag.datafiles import load_data_json
 
 #: Liu et al. 2023 (arXiv 2307.03172), Table 5: multi-document QA accuracy (%) with 10 documents,
 #: gold at position 1 / 5 / 10. Transcribed in DESIGN.md section 7; the 20-document curves

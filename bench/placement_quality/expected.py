@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from bookend.arrays import FloatArray
+from bookend_rag.arrays import FloatArray
 
 
 def slots_of_ranks(order: Sequence[int]) -> npt.NDArray[np.int64]:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from tqdm import tqdm
 
-from bookend.arrays import FloatArray
+from bookend_rag.arrays import FloatArray
 from placement_quality.curves import PositionCurve
 from placement_quality.expected import expected_accuracy, geometric_ranks, truncated_ranks
 from placement_quality.strategies import (

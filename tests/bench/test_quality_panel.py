@@ -15,7 +15,7 @@ from placement_quality.panel import (
     run_panel,
 )
 
-import bookend
+import bookend_rag
 
 
 def test_curves_interpolate_over_normalised_position() -> None:
@@ -46,7 +46,7 @@ def test_own_curve_matches_a_brute_force_over_every_order(k: int) -> None:
     the panel's oracle (which sorts, as bookend does)."""
     rank_probs = geometric_ranks(k, 0.6)
     for curve in liu2023_curves()[:4]:
-        cell = panel_cell(PanelModel(curve, bookend.DEFAULT_MODEL), k, rank_probs)
+        cell = panel_cell(PanelModel(curve, bookend_rag.DEFAULT_MODEL), k, rank_probs)
         acc = curve.slot_accuracy(k)
         best = max(expected_accuracy(order, rank_probs, acc) for order in permutations(range(k)))
         assert cell[BOOKEND_OWN] == pytest.approx(best, abs=1e-12)
@@ -54,7 +54,7 @@ def test_own_curve_matches_a_brute_force_over_every_order(k: int) -> None:
 
 
 def test_fixed_patterns_regret_and_the_table_covers_every_model() -> None:
-    models = [PanelModel(c, bookend.DEFAULT_MODEL) for c in liu2023_curves()[:3]]
+    models = [PanelModel(c, bookend_rag.DEFAULT_MODEL) for c in liu2023_curves()[:3]]
     panel = run_panel(models, k_values=[3, 4, 9, 10])
     assert max_regret(panel, BOOKEND_OWN)[0] == pytest.approx(0.0, abs=1e-12)
     assert max_regret(panel, "langchain")[0] > 0.0

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bookend
-from bookend.adapters import PLACEMENT_OPTIONS
-from bookend.cli import main
+import bookend_rag
+from bookend_rag.adapters import PLACEMENT_OPTIONS
+from bookend_rag.cli import main
 
 
 @contextmanager
@@ -41,110 +41,122 @@ MANY = [f"chunk {i}" for i in range(151)]  # longer than a type scan of every sc
 
 #: The Python API: (case, call, what the one-line message must hold: the parameter and value).
 API_CASES: list[tuple[str, Callable[[], Any], str]] = [
-    ("items None", lambda: bookend.reorder(None), "items=None"),  # type: ignore[arg-type]
-    ("items a string", lambda: bookend.reorder("abc", [1, 2, 3]), "items='abc'"),
-    ("items a mapping", lambda: bookend.reorder({"a": 1}), "items={'a': 1}"),  # type: ignore[arg-type]
-    ("items a number", lambda: bookend.reorder(5), "items=5"),  # type: ignore[arg-type]
-    ("huge length", lambda: bookend.reorder(ITEMS, lengths=[HUGE, 1, 1]), "lengths[0]"),
-    ("length too large", lambda: bookend.reorder(ITEMS, lengths=[2**41, 1, 1]), "lengths[0]"),
-    ("NaN length", lambda: bookend.reorder(ITEMS[:1], lengths=[NAN]), "lengths[0]=nan"),
-    ("bool length", lambda: bookend.reorder(ITEMS, lengths=[1, True, 1]), "lengths[1]=True"),
-    ("huge score", lambda: bookend.reorder(ITEMS, [HUGE, 1, 1]), "scores[0]"),
-    ("bool score", lambda: bookend.reorder(ITEMS, [True, 1, 1]), "scores[0]=True"),
-    ("bool among many scores", lambda: bookend.reorder(MANY, [0.5] * 150 + [True]), "scores[150]"),
-    ("bool among many ints", lambda: bookend.reorder(MANY, [2] * 150 + [False]), "scores[150]"),
+    ("items None", lambda: bookend_rag.reorder(None), "items=None"),  # type: ignore[arg-type]
+    ("items a string", lambda: bookend_rag.reorder("abc", [1, 2, 3]), "items='abc'"),
+    ("items a mapping", lambda: bookend_rag.reorder({"a": 1}), "items={'a': 1}"),  # type: ignore[arg-type]
+    ("items a number", lambda: bookend_rag.reorder(5), "items=5"),  # type: ignore[arg-type]
+    ("huge length", lambda: bookend_rag.reorder(ITEMS, lengths=[HUGE, 1, 1]), "lengths[0]"),
+    ("length too large", lambda: bookend_rag.reorder(ITEMS, lengths=[2**41, 1, 1]), "lengths[0]"),
+    ("NaN length", lambda: bookend_rag.reorder(ITEMS[:1], lengths=[NAN]), "lengths[0]=nan"),
+    ("bool length", lambda: bookend_rag.reorder(ITEMS, lengths=[1, True, 1]), "lengths[1]=True"),
+    ("huge score", lambda: bookend_rag.reorder(ITEMS, [HUGE, 1, 1]), "scores[0]"),
+    ("bool score", lambda: bookend_rag.reorder(ITEMS, [True, 1, 1]), "scores[0]=True"),
+    (
+        "bool among many scores",
+        lambda: bookend_rag.reorder(MANY, [0.5] * 150 + [True]),
+        "scores[150]",
+    ),
+    ("bool among many ints", lambda: bookend_rag.reorder(MANY, [2] * 150 + [False]), "scores[150]"),
     (
         "text key missing",
-        lambda: bookend.Bookend(text="text").place([{"t": 1}], [1]),
+        lambda: bookend_rag.Bookend(text="text").place([{"t": 1}], [1]),
         "text='text'",
     ),
     (
         "source key missing",
-        lambda: bookend.Bookend(source="missing").place(ITEMS, [1, 2, 3]),
+        lambda: bookend_rag.Bookend(source="missing").place(ITEMS, [1, 2, 3]),
         "source='missing'",
     ),
     (
         "source unhashable",
-        lambda: bookend.Bookend(source=lambda item: [item]).place(ITEMS, [1, 2, 3]),
+        lambda: bookend_rag.Bookend(source=lambda item: [item]).place(ITEMS, [1, 2, 3]),
         "source must give a hashable key",
     ),
-    ("competition huge", lambda: bookend.reorder(ITEMS, competition=1e300), "competition=1e+300"),
-    ("competition a bool", lambda: bookend.reorder(ITEMS, competition=True), "competition=True"),
+    (
+        "competition huge",
+        lambda: bookend_rag.reorder(ITEMS, competition=1e300),
+        "competition=1e+300",
+    ),
+    (
+        "competition a bool",
+        lambda: bookend_rag.reorder(ITEMS, competition=True),
+        "competition=True",
+    ),
     (
         "lookalike_threshold zero",
-        lambda: bookend.reorder(ITEMS, lookalike_threshold=0),
+        lambda: bookend_rag.reorder(ITEMS, lookalike_threshold=0),
         "lookalike_threshold=0",
     ),
     (
         "lookalike_threshold None",
-        lambda: bookend.reorder(ITEMS, lookalike_threshold=None),
+        lambda: bookend_rag.reorder(ITEMS, lookalike_threshold=None),
         "lookalike_threshold=None",
     ),
     (
         "lookalike_threshold a bool",
-        lambda: bookend.reorder(ITEMS, lookalike_threshold=True),
+        lambda: bookend_rag.reorder(ITEMS, lookalike_threshold=True),
         "lookalike_threshold=True",
     ),
-    ("budget huge", lambda: bookend.reorder(ITEMS, budget=2**41), "budget=2199023255552"),
-    ("prefix huge", lambda: bookend.reorder(ITEMS, prefix_tokens=10**20), "prefix_tokens=10"),
-    ("suffix huge", lambda: bookend.reorder(ITEMS, suffix_tokens=10**20), "suffix_tokens=10"),
-    ("misspelt setting", lambda: bookend.PlacementConfig(topk=3), "topk=3"),
-    ("bad setting value", lambda: bookend.PlacementConfig(top_k=0), "top_k=0"),
+    ("budget huge", lambda: bookend_rag.reorder(ITEMS, budget=2**41), "budget=2199023255552"),
+    ("prefix huge", lambda: bookend_rag.reorder(ITEMS, prefix_tokens=10**20), "prefix_tokens=10"),
+    ("suffix huge", lambda: bookend_rag.reorder(ITEMS, suffix_tokens=10**20), "suffix_tokens=10"),
+    ("misspelt setting", lambda: bookend_rag.PlacementConfig(topk=3), "topk=3"),
+    ("bad setting value", lambda: bookend_rag.PlacementConfig(top_k=0), "top_k=0"),
     (
         "validated setting",
-        lambda: bookend.PlacementConfig.model_validate({"budget": 0}),
+        lambda: bookend_rag.PlacementConfig.model_validate({"budget": 0}),
         "budget=0",
     ),
-    ("depth below one", lambda: bookend.ModelSpec(depth=0.5), "depth=0.5"),
-    ("depth a bool", lambda: bookend.ModelSpec(depth=True), "depth=True"),
-    ("depth unbounded", lambda: bookend.ModelSpec(depth=1e9), "less than or equal to 100000"),
+    ("depth below one", lambda: bookend_rag.ModelSpec(depth=0.5), "depth=0.5"),
+    ("depth a bool", lambda: bookend_rag.ModelSpec(depth=True), "depth=True"),
+    ("depth unbounded", lambda: bookend_rag.ModelSpec(depth=1e9), "less than or equal to 100000"),
     (
         "depth unbounded inline",
-        lambda: bookend.reorder(ITEMS, model={"depth": 1e9}),
+        lambda: bookend_rag.reorder(ITEMS, model={"depth": 1e9}),
         "depth=1000000000.0",
     ),
     (
         "context unbounded",
-        lambda: bookend.ModelSpec(depth=4, context_length=10**20),
+        lambda: bookend_rag.ModelSpec(depth=4, context_length=10**20),
         "context_length=100000000000000000000",
     ),
-    ("layout prefix huge", lambda: bookend.Layout(prefix_tokens=10**20), "prefix_tokens=10"),
+    ("layout prefix huge", lambda: bookend_rag.Layout(prefix_tokens=10**20), "prefix_tokens=10"),
     (
         "config file missing",
-        lambda: bookend.reorder(ITEMS, config="no-such-tuned.json"),
+        lambda: bookend_rag.reorder(ITEMS, config="no-such-tuned.json"),
         "config='no-such-tuned.json': file not found",
     ),
     (
         "config a directory",
-        lambda: bookend.reorder(ITEMS, config="."),
+        lambda: bookend_rag.reorder(ITEMS, config="."),
         "config='.': is a directory",
     ),
-    ("config file not JSON", lambda: bookend.reorder(ITEMS, config=__file__), "not JSON"),
-    ("config text not JSON", lambda: bookend.reorder(ITEMS, config="{top_k: 3}"), "not JSON"),
+    ("config file not JSON", lambda: bookend_rag.reorder(ITEMS, config=__file__), "not JSON"),
+    ("config text not JSON", lambda: bookend_rag.reorder(ITEMS, config="{top_k: 3}"), "not JSON"),
     (
         "config invalid",
-        lambda: bookend.Bookend.from_config({"top_k": 0}),
+        lambda: bookend_rag.Bookend.from_config({"top_k": 0}),
         "config={'top_k': 0}: not a placement config: top_k=0",
     ),
     (
         "config unknown setting",
-        lambda: bookend.reorder(ITEMS, config='{"topk": 3}'),
+        lambda: bookend_rag.reorder(ITEMS, config='{"topk": 3}'),
         "unknown setting topk=3",
     ),
     (
         "tuned config not an object",
-        lambda: bookend.reorder(ITEMS, config={"config": [], "provenance": {}}),
+        lambda: bookend_rag.reorder(ITEMS, config={"config": [], "provenance": {}}),
         "not a placement config",
     ),
     (
         "tuned provenance not an object",
-        lambda: bookend.load_config({"config": {}, "provenance": 3}),
+        lambda: bookend_rag.load_config({"config": {}, "provenance": 3}),
         "provenance must be an object",
     ),
-    ("config a number", lambda: bookend.reorder(ITEMS, config=5), "config=5"),  # type: ignore[arg-type]
+    ("config a number", lambda: bookend_rag.reorder(ITEMS, config=5), "config=5"),  # type: ignore[arg-type]
     (
         "config with a bad override",
-        lambda: bookend.reorder(ITEMS, config={"strategy": "relevance"}, top_k=0),
+        lambda: bookend_rag.reorder(ITEMS, config={"strategy": "relevance"}, top_k=0),
         "top_k=0",
     ),
 ]
@@ -170,7 +182,7 @@ def test_tiktoken_encoding_offline_says_how_to_provide_one(
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     for proxy in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
         monkeypatch.setenv(proxy, "http://127.0.0.1:9")
-    bad_input.refused(lambda: bookend.Bookend(tokenizer="cl100k_base"), "TIKTOKEN_CACHE_DIR")
+    bad_input.refused(lambda: bookend_rag.Bookend(tokenizer="cl100k_base"), "TIKTOKEN_CACHE_DIR")
 
 
 def _cli(argv: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -267,7 +279,7 @@ def _numbers(data: st.DataObject, bad_input: Any, label: str) -> Any:
     return data.draw(st.none() | st.lists(entries, max_size=6) | bad_input.json_like, label=label)
 
 
-def _placed(placement: bookend.Placement[Any], items: Any, bad_input: Any) -> None:
+def _placed(placement: bookend_rag.Placement[Any], items: Any, bad_input: Any) -> None:
     bad_input.each_once(placement, len(items))
     assert placement.items == [items[i] for i in placement.order]
 
@@ -280,7 +292,7 @@ def test_reorder_places_each_item_once_or_refuses(data: st.DataObject, bad_input
     lengths = _numbers(data, bad_input, "lengths")
     config = data.draw(bad_input.settings(SETTING_NAMES), label="settings")
     placement = bad_input.attempt(
-        lambda: bookend.reorder(items, scores, lengths=lengths, **config),
+        lambda: bookend_rag.reorder(items, scores, lengths=lengths, **config),
         ["items", "scores", "lengths", *config],
     )
     if placement is not None:
@@ -296,7 +308,7 @@ def test_bookend_place_places_each_item_once_or_refuses(
     getters = st.none() | st.sampled_from(["text", "source", "missing"]) | bad_input.json_like
     text, source = data.draw(getters, label="text"), data.draw(getters, label="source")
     placer = bad_input.attempt(
-        lambda: bookend.Bookend(text=text, source=source, **config), ["text", "source", *config]
+        lambda: bookend_rag.Bookend(text=text, source=source, **config), ["text", "source", *config]
     )
     if placer is None:
         return
@@ -313,9 +325,9 @@ def test_bookend_place_places_each_item_once_or_refuses(
 @given(data=st.data())
 def test_placement_config_validates_or_refuses(data: st.DataObject, bad_input: Any) -> None:
     config = data.draw(bad_input.settings(SETTING_NAMES), label="settings")
-    made = bad_input.attempt(lambda: bookend.PlacementConfig(**config), list(config) or ["-"])
+    made = bad_input.attempt(lambda: bookend_rag.PlacementConfig(**config), list(config) or ["-"])
     if made is not None:
-        assert bookend.PlacementConfig.model_validate(made.model_dump()) == made
+        assert bookend_rag.PlacementConfig.model_validate(made.model_dump()) == made
 
 
 def _chunks(bad_input: Any) -> st.SearchStrategy[Any]:
@@ -351,17 +363,17 @@ def test_cli_reorder_places_each_chunk_once_or_refuses(data: st.DataObject, bad_
 
 #: The inputs that needed the most memory or time: each must stay under 1 GiB of address space.
 WORST = """
-import resource, bookend
+import resource, bookend_rag
 resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
-from bookend.theory import MAX_DEPTH
-from bookend.inputs import MAX_TOKENS
+from bookend_rag.theory import MAX_DEPTH
+from bookend_rag.inputs import MAX_TOKENS
 items = [str(i) for i in range(40)]
-for rule in bookend.WEIGHT_RULES:
-    bookend.reorder(items, list(range(40)), model={"depth": MAX_DEPTH}, weight_rule=rule,
+for rule in bookend_rag.WEIGHT_RULES:
+    bookend_rag.reorder(items, list(range(40)), model={"depth": MAX_DEPTH}, weight_rule=rule,
                     lengths=[MAX_TOKENS] * 40, prefix_tokens=MAX_TOKENS, suffix_tokens=MAX_TOKENS)
 for refused in ({"depth": 1e9}, {"depth": 1e300}, {"depth": MAX_DEPTH + 1}):
     try:
-        bookend.reorder(items, model=refused)
+        bookend_rag.reorder(items, model=refused)
     except ValueError:
         pass
     else:

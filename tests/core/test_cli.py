@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import bookend
-from bookend.cli import build_parser, main
+import bookend_rag
+from bookend_rag.cli import build_parser, main
 
 
 def test_demo_prints_the_placement_and_writes_a_plot(
@@ -268,13 +268,13 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0
-    assert capsys.readouterr().out.strip() == f"bookend {bookend.__version__}"
+    assert capsys.readouterr().out.strip() == f"bookend {bookend_rag.__version__}"
 
 
 def test_a_profile_file_without_json_suffix_is_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    table = bookend.TabulatedProfile(weights=(1.0, 3.0), kind="slot")
+    table = bookend_rag.TabulatedProfile(weights=(1.0, 3.0), kind="slot")
     path = tmp_path / "profile"
     path.write_text(json.dumps(table.to_json()))
     assert main(["profile", "--model", str(path), "--k", "2", "--json"]) == 0
@@ -295,7 +295,7 @@ def test_reorder_model_names_resolve_as_in_the_api(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from bookend.profiles import io as profile_io
+    from bookend_rag.profiles import io as profile_io
 
     profile_io._reset_notices()
     payload = (
@@ -311,7 +311,7 @@ def test_reorder_model_names_resolve_as_in_the_api(
     assert [str(w.message) for w in caught] == ([] if notice is None else [notice])
     assert result["notes"] == ([] if notice is None else [notice])
     assert (notice is None) == (depth is not None)
-    default = bookend.reorder(["a", "b", "c"], [0.1, 0.9, 0.5])
+    default = bookend_rag.reorder(["a", "b", "c"], [0.1, 0.9, 0.5])
     if depth is None:
         assert result["order"] == list(default.order)  # the default order, with the notice
         assert result["profile"] == str(default.profile.name)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import bookend
-from bookend import (
+import bookend_rag
+from bookend_rag import (
     Bookend,
     ModelSpec,
     PlacementConfig,
@@ -21,12 +21,12 @@ from bookend import (
     TheoryProfile,
     resolve_profile,
 )
-from bookend.adapters import PLACEMENT_OPTIONS
-from bookend.profiles.io import profile_ref
-from bookend.weighing import slot_weights
+from bookend_rag.adapters import PLACEMENT_OPTIONS
+from bookend_rag.profiles.io import profile_ref
+from bookend_rag.weighing import slot_weights
 
 SLOTS = TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured")
-FITTED = bookend.load_profile(
+FITTED = bookend_rag.load_profile(
     Path(__file__).resolve().parents[2] / "bench/validator/smollm2-135m-fitted-profile.json"
 )
 
@@ -112,7 +112,7 @@ def test_from_config_is_the_keyword_form() -> None:
 
 
 def test_top_k_keeps_the_most_relevant_before_the_budget() -> None:
-    placement = bookend.reorder(list("abcde"), [0.1, 0.9, 0.5, 0.7, 0.3], top_k=3)
+    placement = bookend_rag.reorder(list("abcde"), [0.1, 0.9, 0.5, 0.7, 0.3], top_k=3)
     assert sorted(placement.items) == ["b", "c", "d"]
     assert placement.dropped == (0, 4)
 
@@ -120,8 +120,8 @@ def test_top_k_keeps_the_most_relevant_before_the_budget() -> None:
 def test_equal_lengths_setting_ignores_token_lengths() -> None:
     chunks = ["a " * 400, "b", "c " * 50, "d"]
     scores = [0.9, 0.8, 0.3, 0.1]
-    rank_only = bookend.reorder(chunks, scores, lengths=[1, 1, 1, 1])
-    assert bookend.reorder(chunks, scores, equal_lengths=True).order == rank_only.order
+    rank_only = bookend_rag.reorder(chunks, scores, lengths=[1, 1, 1, 1])
+    assert bookend_rag.reorder(chunks, scores, equal_lengths=True).order == rank_only.order
     assert Bookend(equal_lengths=True).place(chunks, scores).order == rank_only.order
 
 
@@ -138,7 +138,7 @@ def test_equal_lengths_setting_ignores_token_lengths() -> None:
 )
 def test_a_bad_token_counter_is_named(counter: Any, message: str) -> None:
     with pytest.raises(ValueError, match="token_counter") as info:
-        bookend.reorder(["a", "b"], token_counter=counter)
+        bookend_rag.reorder(["a", "b"], token_counter=counter)
     assert message in str(info.value)
 
 
@@ -163,9 +163,9 @@ def test_profile_ref_rejects_a_profile_dict_without_weights() -> None:
 
 def test_import_bookend_loads_neither_scipy_special_nor_the_validator() -> None:
     code = (
-        "import sys, bookend, bookend.cli; "
+        "import sys, bookend_rag, bookend_rag.cli; "
         "print(sorted(m for m in sys.modules "
-        "if m.startswith(('scipy.special', 'bookend.lab'))))"
+        "if m.startswith(('scipy.special', 'bookend_rag.lab'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -173,4 +173,4 @@ def test_import_bookend_loads_neither_scipy_special_nor_the_validator() -> None:
 
 def test_a_text_getter_returning_none_is_named() -> None:
     with pytest.raises(ValueError, match=r"text= must return a string, got None for items\[0\]"):
-        bookend.reorder([{"t": None}, {"t": "x"}], text="t")
+        bookend_rag.reorder([{"t": None}, {"t": "x"}], text="t")

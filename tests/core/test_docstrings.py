@@ -8,7 +8,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["bookend", "bookend.place", "bookend.config", "bookend.spec"])
+@pytest.mark.parametrize(
+    "module", ["bookend_rag", "bookend_rag.place", "bookend_rag.config", "bookend_rag.spec"]
+)
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

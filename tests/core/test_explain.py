@@ -4,20 +4,20 @@ profile and view decided the order; and that tied slot weights keep relevance or
 
 from __future__ import annotations
 
-import bookend
-from bookend import TabulatedProfile
+import bookend_rag
+from bookend_rag import TabulatedProfile
 
 ITEMS = list("abcde")
 SCORES = [0.9, 0.8, 0.3, 0.2, 0.1]
 
 
 def test_each_drop_names_its_limit() -> None:
-    by_top_k = bookend.reorder(ITEMS, [5, 4, 3, 2, 1], top_k=2)
+    by_top_k = bookend_rag.reorder(ITEMS, [5, 4, 3, 2, 1], top_k=2)
     assert by_top_k.dropped == by_top_k.dropped_by_top_k == (2, 3, 4)
     text = by_top_k.explain()
     assert "dropped by top_k: [2, 3, 4]" in text
     assert "token budget" not in text
-    both = bookend.reorder(ITEMS, [5, 4, 3, 2, 1], top_k=3, budget=2, lengths=[1] * 5)
+    both = bookend_rag.reorder(ITEMS, [5, 4, 3, 2, 1], top_k=3, budget=2, lengths=[1] * 5)
     assert (both.dropped, both.dropped_by_top_k) == ((2, 3, 4), (3, 4))
     assert "dropped by top_k: [3, 4]" in both.explain()
     assert "dropped by the token budget: [2]" in both.explain()
@@ -26,7 +26,7 @@ def test_each_drop_names_its_limit() -> None:
 
 def test_a_flat_table_keeps_the_input_order_and_calls_its_slots_tied() -> None:
     flat = TabulatedProfile(weights=(1,) * 5, kind="slot")
-    placement = bookend.reorder(ITEMS, SCORES, model=flat)
+    placement = bookend_rag.reorder(ITEMS, SCORES, model=flat)
     assert placement.order == (0, 1, 2, 3, 4)
     text = placement.explain()
     assert "one of 5 slots tied as the heaviest" in text
@@ -38,38 +38,38 @@ def test_a_flat_table_keeps_the_input_order_and_calls_its_slots_tied() -> None:
 def test_tied_middle_slots_take_chunks_in_relevance_order() -> None:
     table = TabulatedProfile(weights=(3,) + (1,) * 8 + (2,), kind="slot")
     scores = [10 - i for i in range(10)]
-    order = bookend.reorder(list("abcdefghij"), scores, model=table).order
+    order = bookend_rag.reorder(list("abcdefghij"), scores, model=table).order
     assert order == (0, 2, 3, 4, 5, 6, 7, 8, 9, 1)  # best first, second last, the rest in rank
 
 
 def test_the_recency_delta_is_named_for_theory_profiles_only() -> None:
-    theory = bookend.reorder(ITEMS, SCORES).explain()
+    theory = bookend_rag.reorder(ITEMS, SCORES).explain()
     assert "the Recency Delta falls after the chunks" in theory
-    table = bookend.reorder(ITEMS, SCORES, model="liu2023:gpt-3.5-turbo").explain()
+    table = bookend_rag.reorder(ITEMS, SCORES, model="liu2023:gpt-3.5-turbo").explain()
     assert "Recency Delta" not in table
     position = TabulatedProfile(weights=(3, 1, 1, 2), kind="position")
-    assert "Recency Delta" not in bookend.reorder(ITEMS, SCORES, model=position).explain()
+    assert "Recency Delta" not in bookend_rag.reorder(ITEMS, SCORES, model=position).explain()
 
 
 def test_the_legend_gives_the_answer_tokens_share_when_there_is_a_suffix() -> None:
-    placement = bookend.reorder(ITEMS, SCORES, lengths=[10] * 5)
+    placement = bookend_rag.reorder(ITEMS, SCORES, lengths=[10] * 5)
     total = 50 + 1
     share = 1 - float(placement.profile.cdf_at_tokens([total - 1.0], total)[0])
     assert f"the answer token after the chunks holds {share:.1%}" in placement.explain()
-    assert "answer token" not in bookend.reorder(ITEMS, SCORES, suffix_tokens=0).explain()
+    assert "answer token" not in bookend_rag.reorder(ITEMS, SCORES, suffix_tokens=0).explain()
 
 
 def test_one_line_says_which_profile_and_view_decided_the_order() -> None:
-    whole = bookend.reorder(ITEMS, SCORES).explain()
+    whole = bookend_rag.reorder(ITEMS, SCORES).explain()
     assert (
         "decided by: theory profile llama-3.1-8b (H=32, alpha=0.03125), whole-prompt view (the "
         "answer follows the chunks): weights fall from front to back, so the most relevant chunk "
         "goes first; the result is the input order (the input is already in relevance order)"
     ) in whole
-    ends = bookend.reorder(ITEMS, SCORES, suffix_tokens=0).explain()
+    ends = bookend_rag.reorder(ITEMS, SCORES, suffix_tokens=0).explain()
     assert "bookend view (the chunks end the analysed sequence): U-shaped" in ends
     assert "the result is the input order" not in ends
-    unscored = bookend.reorder(ITEMS).explain()
+    unscored = bookend_rag.reorder(ITEMS).explain()
     assert "(without scores the input order is the relevance order)" in unscored
-    slots = bookend.reorder(ITEMS, SCORES, model="liu2023:gpt-3.5-turbo").explain()
+    slots = bookend_rag.reorder(ITEMS, SCORES, model="liu2023:gpt-3.5-turbo").explain()
     assert "slot table liu2023:gpt-3.5-turbo, one weight per slot" in slots

@@ -9,25 +9,25 @@ import sys
 import numpy as np
 import pytest
 
-import bookend
-from bookend import lookalikes
-from bookend.cli import build_parser, main
-from bookend.placement import local_search
-from bookend.weighing import ChunkWeigher
+import bookend_rag
+from bookend_rag import lookalikes
+from bookend_rag.cli import build_parser, main
+from bookend_rag.placement import local_search
+from bookend_rag.weighing import ChunkWeigher
 
 
 def test_a_missing_score_is_noted_not_silent() -> None:
-    placement = bookend.reorder(["a", "b", "c"], [0.1, None, 0.9], model="smollm2-135m")
+    placement = bookend_rag.reorder(["a", "b", "c"], [0.1, None, 0.9], model="smollm2-135m")
     # The input order stands for relevance (documented), and the placement says so.
     assert placement.scores is None
     assert any("1 of 3 missing (scores[1] is None)" in note for note in placement.notes)
     assert any("note: scores: 1 of 3 missing" in line for line in placement.explain().splitlines())
-    every = bookend.reorder(["a", "b"], [None, None])
+    every = bookend_rag.reorder(["a", "b"], [None, None])
     assert every.notes == (
         "scores: every score is None, so the input order is the relevance order",
     )
-    assert bookend.reorder(["a", "b"], [0.2, 0.1]).notes == ()
-    assert bookend.reorder(["a", "b"]).notes == ()
+    assert bookend_rag.reorder(["a", "b"], [0.2, 0.1]).notes == ()
+    assert bookend_rag.reorder(["a", "b"]).notes == ()
 
 
 def test_the_cli_refuses_a_null_score_among_numbers(
@@ -50,7 +50,7 @@ def test_lookalikes_at_a_huge_k_are_refused_before_the_product() -> None:
     # Every chunk shares its first words: K^2 pairs to compare (main allocated the dense K x K).
     texts = [f"the same opening words of every chunk, then chunk {i}" for i in range(5_000)]
     with pytest.raises(ValueError, match=r"^drop_lookalikes at K=5000: comparing"):
-        bookend.reorder(texts, drop_lookalikes=True, equal_lengths=True)
+        bookend_rag.reorder(texts, drop_lookalikes=True, equal_lengths=True)
 
 
 def test_lookalike_groups_compare_only_chunks_that_share_a_shingle() -> None:
@@ -85,7 +85,7 @@ def test_density_local_search_is_bounded_at_a_large_k(monkeypatch: pytest.Monkey
         return span_weights(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ChunkWeigher, "span_weights", counted)
-    placement = bookend.reorder(
+    placement = bookend_rag.reorder(
         list(range(k)),
         rng.random(k).tolist(),
         lengths=rng.integers(20, 400, k).tolist(),
@@ -106,5 +106,5 @@ def test_reorder_help_says_what_the_lookalike_threshold_does() -> None:
 
 def test_a_huge_count_is_named_by_its_first_digits() -> None:
     with pytest.raises(ValueError, match=r"^budget=10000000\.\.\.\(401 digits\): ") as raised:
-        bookend.reorder(["a", "b"], budget=10**400)
+        bookend_rag.reorder(["a", "b"], budget=10**400)
     assert len(str(raised.value)) < 120

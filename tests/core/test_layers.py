@@ -52,7 +52,7 @@ def test_the_lab_contract_covers_every_layer() -> None:
     ]["contracts"]
     by_name = {contract["name"]: contract for contract in contracts}
     layered = {
-        f"bookend.{module.strip()}"
+        f"bookend_rag.{module.strip()}"
         for layer in by_name[LAYERS]["layers"]
         for module in layer.split("|")
     }
@@ -62,12 +62,12 @@ def test_the_lab_contract_covers_every_layer() -> None:
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [
-        ("theory.py", "import bookend.lab", NO_LAB),
-        ("placement/orders.py", "from bookend.lab import strategies", NO_LAB),
-        ("weighing.py", "from bookend.place import reorder", LAYERS),
-        ("profiles/base.py", "from bookend.weighing import ChunkWeigher", LAYERS),
-        ("placement/orders.py", "from bookend.placement import strategies", NO_CYCLE),
-        ("profiles/base.py", "from bookend.profiles import io", NO_CYCLE),
+        ("theory.py", "import bookend_rag.lab", NO_LAB),
+        ("placement/orders.py", "from bookend_rag.lab import strategies", NO_LAB),
+        ("weighing.py", "from bookend_rag.place import reorder", LAYERS),
+        ("profiles/base.py", "from bookend_rag.weighing import ChunkWeigher", LAYERS),
+        ("placement/orders.py", "from bookend_rag.placement import strategies", NO_CYCLE),
+        ("profiles/base.py", "from bookend_rag.profiles import io", NO_CYCLE),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
@@ -75,7 +75,7 @@ def test_a_forbidden_import_breaks_its_contract(
 ) -> None:
     shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    target = tmp_path / "src" / "bookend" / module
+    target = tmp_path / "src" / "bookend_rag" / module
     target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     run = _lint_imports(tmp_path)
     assert run.returncode != 0

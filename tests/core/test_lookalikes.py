@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bookend
-from bookend.lookalikes import jaccard_matrix, lookalike_groups, shingles
+import bookend_rag
+from bookend_rag.lookalikes import jaccard_matrix, lookalike_groups, shingles
 
 WORDS = st.sampled_from("alpha beta gamma delta born in lisbon oslo the was".split())
 TEXTS = st.lists(st.lists(WORDS, max_size=12).map(" ".join), max_size=8)
@@ -95,7 +95,7 @@ def test_drop_lookalikes_keeps_the_most_relevant_of_each_group(
 ) -> None:
     texts = [DISTINCT[p] for p in picks]  # repeats of four texts: exact duplicates
     score = scores[: len(texts)]
-    placement = bookend.reorder(texts, score, drop_lookalikes=True, top_k=top_k)
+    placement = bookend_rag.reorder(texts, score, drop_lookalikes=True, top_k=top_k)
     kept = set(placement.order)
     assert sorted([*kept, *placement.dropped]) == list(range(len(texts)))  # each item once
     assert set(placement.dropped_as_lookalikes) <= set(placement.dropped)
@@ -110,4 +110,4 @@ def test_drop_lookalikes_keeps_the_most_relevant_of_each_group(
 
 def test_drop_lookalikes_needs_texts() -> None:
     with pytest.raises(ValueError, match=r"drop_lookalikes=True compares texts: items\[0\]"):
-        bookend.reorder([1, 2], [0.5, 0.4], lengths=[3, 3], drop_lookalikes=True)
+        bookend_rag.reorder([1, 2], [0.5, 0.4], lengths=[3, 3], drop_lookalikes=True)

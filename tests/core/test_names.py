@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bookend
-from bookend import Bookend, ModelSpec, TheoryProfile, available_presets, reorder
-from bookend.profiles import io
-from bookend.profiles.io import model_notice, profile_ref
-from bookend.spec import (
+import bookend_rag
+from bookend_rag import Bookend, ModelSpec, TheoryProfile, available_presets, reorder
+from bookend_rag.profiles import io
+from bookend_rag.profiles.io import model_notice, profile_ref
+from bookend_rag.spec import (
     DEFAULT_PRESET,
     normalise_model_name,
     preset_key,
@@ -124,7 +124,7 @@ def _numbers(normal: str) -> list[str]:
 
 def _preset_numbers(key: str) -> list[list[str]]:
     """The numbers of each spelling of a preset: its key, Hugging Face id and aliases."""
-    from bookend.datafiles import load_data_json
+    from bookend_rag.datafiles import load_data_json
 
     entry = load_data_json("presets.json")["presets"][key]
     spellings = (key, entry["hf_id"], *entry.get("aliases", ()))
@@ -161,7 +161,7 @@ def test_names_users_type_resolve(name: str, preset: str, depth: int | None) -> 
     else:
         assert (resolved.preset, preset_key(name)) == (preset, preset)
         assert ModelSpec.preset(name).depth == depth
-        if preset in bookend.measured_models():  # its measured profile, by any of its names
+        if preset in bookend_rag.measured_models():  # its measured profile, by any of its names
             assert placer.profile == Bookend(preset).profile
         else:
             assert isinstance(placer.profile, TheoryProfile)
@@ -263,7 +263,7 @@ def test_normal_forms() -> None:
 
 
 def test_no_two_presets_share_a_spelling() -> None:
-    from bookend.datafiles import load_data_json
+    from bookend_rag.datafiles import load_data_json
 
     owner: dict[str, str] = {}
     for key, entry in load_data_json("presets.json")["presets"].items():
@@ -274,7 +274,7 @@ def test_no_two_presets_share_a_spelling() -> None:
 
 
 def test_the_default_preset_is_the_default_model() -> None:
-    assert bookend.DEFAULT_MODEL == DEFAULT_PRESET
+    assert bookend_rag.DEFAULT_MODEL == DEFAULT_PRESET
     with pytest.warns(UserWarning, match="'some-new-model': placed with the default order"):
         assert Bookend("some-new-model").profile == Bookend(DEFAULT_PRESET).profile
 

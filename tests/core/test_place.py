@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bookend
-from bookend import Bookend, ModelSpec, TabulatedProfile, reorder
-from bookend.weighing import chunk_weights
+import bookend_rag
+from bookend_rag import Bookend, ModelSpec, TabulatedProfile, reorder
+from bookend_rag.weighing import chunk_weights
 
 texts = st.lists(st.text(min_size=1, max_size=300), min_size=0, max_size=16)
 
@@ -223,8 +223,8 @@ def test_large_k_with_unequal_lengths_completes_and_beats_baselines() -> None:
 
 
 def test_package_exports() -> None:
-    for name in bookend.__all__:
-        assert hasattr(bookend, name)
+    for name in bookend_rag.__all__:
+        assert hasattr(bookend_rag, name)
 
 
 def test_a_missing_score_means_input_order_for_all() -> None:
@@ -282,7 +282,7 @@ def test_with_settings_keeps_how_items_are_read() -> None:
 def test_reorder_reuses_a_placer_only_while_the_settings_and_profile_file_stay_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bookend import place
+    from bookend_rag import place
 
     items, scores = list("abcd"), [0.9, 0.5, 0.4, 0.1]
     assert reorder(items, scores, top_k=1).order == (0,)
@@ -322,5 +322,5 @@ def test_a_placement_sets_every_field() -> None:
     """``Placement.__init__`` names its fields one by one: a new field must be set there too."""
     import dataclasses
 
-    placement = bookend.reorder(["a b c", "d e f", "a b c"], [0.2, 0.9, 0.5], suffix_tokens=0)
-    assert set(vars(placement)) >= {f.name for f in dataclasses.fields(bookend.Placement)}
+    placement = bookend_rag.reorder(["a b c", "d e f", "a b c"], [0.2, 0.9, 0.5], suffix_tokens=0)
+    assert set(vars(placement)) >= {f.name for f in dataclasses.fields(bookend_rag.Placement)}

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bookend
-from bookend import (
+import bookend_rag
+from bookend_rag import (
     DEFAULT_SUFFIX_TOKENS,
     InfluenceProfile,
     Layout,
@@ -28,7 +28,7 @@ from bookend import (
     reorder,
     resolve_profile,
 )
-from bookend.weighing import WEIGHT_RULES, ChunkWeigher, slot_weights
+from bookend_rag.weighing import WEIGHT_RULES, ChunkWeigher, slot_weights
 
 END_HEAVY: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
@@ -311,7 +311,7 @@ def test_a_profile_file_is_read_again_when_it_changes(tmp_path: Path) -> None:
 
 def test_the_exact_programme_keeps_no_per_lengths_cache() -> None:
     """Caches are keyed on what repeats: no entry per distinct set of lengths."""
-    from bookend.placement import exact, sorted_assignment
+    from bookend_rag.placement import exact, sorted_assignment
 
     assert not hasattr(exact, "_subset_cdf")
     rng = np.random.default_rng(0)
@@ -323,7 +323,7 @@ def test_the_exact_programme_keeps_no_per_lengths_cache() -> None:
 
 
 def test_weights_layout_and_rule_are_exported() -> None:
-    assert bookend.reorder is reorder
+    assert bookend_rag.reorder is reorder
     assert Layout().to_dict() == {"prefix_tokens": 0, "suffix_tokens": DEFAULT_SUFFIX_TOKENS}
 
 

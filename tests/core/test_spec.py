@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bookend import ModelSpec, available_presets
-from bookend.spec import preset_key
+from bookend_rag import ModelSpec, available_presets
+from bookend_rag.spec import preset_key
 
 FAMILIES = ("gpt2", "llama-2", "llama-3-", "llama-3.1", "mistral", "mixtral", "qwen2-", "qwen2.5",
             "gemma-2", "phi-3", "smollm2")  # fmt: skip

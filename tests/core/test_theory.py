@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.integrate import quad
 from scipy.special import gammaincc
 
-from bookend import theory
+from bookend_rag import theory
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bookend import Layout, ModelSpec, TabulatedProfile, TheoryProfile, reorder
-from bookend.theory import influence_cdf
-from bookend.weighing import chunk_weights, slot_weights
+from bookend_rag import Layout, ModelSpec, TabulatedProfile, TheoryProfile, reorder
+from bookend_rag.theory import influence_cdf
+from bookend_rag.weighing import chunk_weights, slot_weights
 
 LLAMA = TheoryProfile(ModelSpec.preset("llama-3.1-8b"))
 BOOKEND_VIEW = Layout(suffix_tokens=0)  # the chunks fill the analysed sequence
@@ -42,7 +42,7 @@ def test_the_bookend_view_is_a_u_and_a_suffix_removes_the_anchor() -> None:
 
 def test_one_layout_default_everywhere() -> None:
     """``Layout()``, the weigher's default and placement's default layout are one layout."""
-    from bookend import PlacementConfig
+    from bookend_rag import PlacementConfig
 
     placement = reorder(list("abcde"), [0.9, 0.8, 0.3, 0.2, 0.1], lengths=[10] * 5)
     assert placement.layout == Layout() == PlacementConfig().layout

@@ -83,7 +83,7 @@ def _commands(path: Path) -> list[list[str]]:
     "page", ["README.md", "docs/guides/tune.md", "docs/guides/served-models.md"]
 )
 def test_the_shell_commands_of_the_guides_parse(page: str) -> None:
-    from bookend.cli import build_parser
+    from bookend_rag.cli import build_parser
 
     commands = _commands(ROOT / page)
     assert commands, f"{page} shows no bookend command"

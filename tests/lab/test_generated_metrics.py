@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bookend.lab.metrics import (
+from bookend_rag.lab.metrics import (
     contains_answer,
     exact_match,
     item_metrics,
@@ -18,8 +18,8 @@ from bookend.lab.metrics import (
     normalize_answer,
     primary_metric,
 )
-from bookend.lab.models.cache import CallCache, call_key
-from bookend.lab.models.scorer import IN_PROCESS, Capabilities, Continuations, capabilities
+from bookend_rag.lab.models.cache import CallCache, call_key
+from bookend_rag.lab.models.scorer import IN_PROCESS, Capabilities, Continuations, capabilities
 
 
 @pytest.mark.parametrize(
@@ -133,8 +133,8 @@ class _Generating:
 
 
 def test_a_generation_only_run_reports_accuracy_only() -> None:
-    from bookend.lab.experiments.evaluate import evaluate
-    from bookend.lab.items.hard import hard_items
+    from bookend_rag.lab.experiments.evaluate import evaluate
+    from bookend_rag.lab.items.hard import hard_items
 
     items = hard_items(4, 3, seed=0)
     assert all(it.gold is not None for it in items)

@@ -20,7 +20,7 @@ from haystack_integrations.components.rankers.bookend import SLOT_KEY, WEIGHT_KE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bookend
+import bookend_rag
 
 QUERY = "how does the sunshield keep the telescope cold"
 TEXTS = [
@@ -74,7 +74,7 @@ def test_pipeline_llm_sees_the_bookend_order() -> None:
     result = pipe.run(_inputs(), include_outputs_from={"retriever", "ranker"})
     retrieved = result["retriever"]["documents"]
     texts, scores = [d.content for d in retrieved], [d.score for d in retrieved]
-    expected = bookend.reorder(texts, scores, suffix_tokens=0).items
+    expected = bookend_rag.reorder(texts, scores, suffix_tokens=0).items
     assert llm.prompts[0].splitlines()[: len(expected)] == expected
     assert expected != [d.content for d in retrieved]
     assert [d.content for d in result["ranker"]["documents"]] == expected
@@ -135,10 +135,10 @@ def test_missing_and_distance_scores() -> None:
     scores = [0.2, 0.9, 0.4, 0.3, 0.8, 0.1, 0.7, 0.5]
     docs = [Document(content=t, score=s) for t, s in zip(TEXTS, scores, strict=True)]
     out = BookendRanker(distance=True).run(docs)["documents"]
-    assert [d.content for d in out] == bookend.reorder(TEXTS, scores, distance=True).items
+    assert [d.content for d in out] == bookend_rag.reorder(TEXTS, scores, distance=True).items
     docs[2] = dataclasses.replace(docs[2], score=None)
     out = BookendRanker().run(docs)["documents"]
-    assert [d.content for d in out] == bookend.reorder(TEXTS).items
+    assert [d.content for d in out] == bookend_rag.reorder(TEXTS).items
 
 
 def test_duplicates_keep_the_best_scored_copy() -> None:
@@ -155,7 +155,7 @@ def test_duplicates_keep_the_best_scored_copy() -> None:
 def test_token_budget_and_annotation() -> None:
     docs = [Document(content=t) for t in TEXTS]
     kept = BookendRanker(budget=40).run(docs)["documents"]
-    assert sum(bookend.tokens.approx_token_count(d.content or "") for d in kept) <= 40
+    assert sum(bookend_rag.tokens.approx_token_count(d.content or "") for d in kept) <= 40
     assert 0 < len(kept) < len(docs)
     assert len(BookendRanker().run(docs, budget=40)["documents"]) == len(kept)
     out = BookendRanker(annotate=True, repeat_top=True).run(docs)["documents"]
@@ -182,7 +182,7 @@ def test_every_document_survives_in_bookend_order(
     docs = [Document(id=str(i), content=t, score=s) for i, (t, s) in enumerate(rows)]
     out = BookendRanker(distance=distance).run(docs)["documents"]
     assert sorted(map(id, out)) == sorted(map(id, docs))
-    expected = bookend.reorder([t for t, _ in rows], [s for _, s in rows], distance=distance)
+    expected = bookend_rag.reorder([t for t, _ in rows], [s for _, s in rows], distance=distance)
     assert [id(d) for d in out] == [id(docs[i]) for i in expected.order]
 
 
@@ -192,7 +192,7 @@ def _scored() -> list[Document]:
 
 
 def _core(docs: list[Document], **settings: Any) -> list[Document]:
-    return bookend.reorder(
+    return bookend_rag.reorder(
         docs, [d.score for d in docs], text=lambda d: d.content, **settings
     ).items
 
@@ -217,8 +217,8 @@ def test_changed_attributes_are_used_and_serialised() -> None:
 @pytest.mark.parametrize(
     "model",
     [
-        bookend.ModelSpec(depth=30, attn_share=0.05),
-        bookend.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
+        bookend_rag.ModelSpec(depth=30, attn_share=0.05),
+        bookend_rag.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
     ],
 )
 def test_profile_objects_round_trip_through_dict_and_yaml(model: Any) -> None:
@@ -243,7 +243,7 @@ def test_profile_file_and_tokenizer_load_in_warm_up(tmp_path: Path) -> None:
     ranker = BookendRanker(model=path, tokenizer=str(tmp_path))  # nothing read yet
     with pytest.raises(ValueError, match="profile file not found"):
         ranker.warm_up()
-    profile = bookend.TabulatedProfile(
+    profile = bookend_rag.TabulatedProfile(
         weights=(1.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 4.0), kind="slot"
     )
     profile.save(path)
@@ -257,7 +257,7 @@ def test_profile_file_and_tokenizer_load_in_warm_up(tmp_path: Path) -> None:
 def test_the_query_is_counted_per_call() -> None:
     docs = _scored()
     query = "which layer of the sunshield is the coldest " * 8
-    suffix = bookend.tokens.approx_token_count(query)
+    suffix = bookend_rag.tokens.approx_token_count(query)
     # From the bookend view (no suffix), where counting the query changes the order.
     expected = _core(docs, suffix_tokens=suffix)
     assert expected != _core(docs, suffix_tokens=0)
@@ -303,8 +303,8 @@ def test_word_count_threshold_loads_from_a_lost_in_the_middle_pipeline() -> None
 
 def test_uses_only_the_public_bookend_api() -> None:
     source = inspect.getsource(inspect.getmodule(BookendRanker))  # type: ignore[arg-type]
-    assert "from bookend." not in source
-    assert "import bookend." not in source
+    assert "from bookend_rag." not in source
+    assert "import bookend_rag." not in source
 
 
 def test_config_is_serialised_as_its_path_or_inline_with_the_settings_that_differ(
@@ -338,10 +338,11 @@ def test_config_is_serialised_as_its_path_or_inline_with_the_settings_that_diffe
 
 
 def test_the_default_model_is_reorders() -> None:
-    """``BookendRanker()`` places for the same default model as ``bookend.reorder`` (issue 31)."""
+    """``BookendRanker()`` places for the same default model as ``bookend_rag.reorder`` (issue
+    31)."""
     ranker = BookendRanker()
-    assert ranker.model == bookend.DEFAULT_MODEL
+    assert ranker.model == bookend_rag.DEFAULT_MODEL
     docs = _scored()
     assert ranker.run(docs)["documents"] == _core(docs)
-    assert "bookend.DEFAULT_MODEL" in (BookendRanker.__doc__ or "")
+    assert "bookend_rag.DEFAULT_MODEL" in (BookendRanker.__doc__ or "")
     assert "profile" in ranker.place(docs).explain()

@@ -24,7 +24,7 @@ from langchain_core.prompts import PromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
-import bookend
+import bookend_rag
 
 QUERY = "How does the telescope stay cold?"
 TEXTS = [f"passage {i}: " + "fact " * (3 + 7 * i % 11) for i in range(8)]
@@ -80,7 +80,7 @@ def test_lcel_chain_llm_sees_the_bookend_order(retriever: Any) -> None:
 
     retrieved = [d.page_content for d in retriever.invoke(QUERY)]
     # No scores: the retriever order is the relevance order.
-    expected = bookend.reorder(retrieved, suffix_tokens=0).items
+    expected = bookend_rag.reorder(retrieved, suffix_tokens=0).items
     seen = recorder.prompts[0]
     positions = [seen.index(text) for text in expected]
     assert positions == sorted(positions)
@@ -112,18 +112,18 @@ def test_scores_from_metadata_and_distance() -> None:
     scores = [0.1, 0.9, 0.4, 0.3, 0.8, 0.2, 0.7, 0.5]
     for key in ("relevance_score", "score"):
         out = BookendReorder().invoke(_docs(scores, key))
-        assert [d.page_content for d in out] == bookend.reorder(TEXTS, scores).items
+        assert [d.page_content for d in out] == bookend_rag.reorder(TEXTS, scores).items
     out = BookendReorder(distance=True).invoke(_docs(scores))
-    assert [d.page_content for d in out] == bookend.reorder(TEXTS, scores, distance=True).items
+    assert [d.page_content for d in out] == bookend_rag.reorder(TEXTS, scores, distance=True).items
     custom = BookendReorder(score_key="rerank").invoke(_docs(scores, "rerank"))
-    assert [d.page_content for d in custom] == bookend.reorder(TEXTS, scores).items
+    assert [d.page_content for d in custom] == bookend_rag.reorder(TEXTS, scores).items
 
 
 def test_a_missing_score_means_input_order() -> None:
     docs = _docs([0.1, 0.9, 0.4, 0.3, 0.8, 0.2, 0.7, 0.5])
     del docs[3].metadata["score"]
     out = BookendReorder().invoke(docs)
-    assert [d.page_content for d in out] == bookend.reorder(TEXTS).items
+    assert [d.page_content for d in out] == bookend_rag.reorder(TEXTS).items
 
 
 def test_empty_retrieval_passes_through() -> None:
@@ -174,8 +174,8 @@ def test_document_compressor_pipeline_after_a_reranker(retriever: Any) -> None:
     pipeline = DocumentCompressorPipeline(transformers=[LengthScorer(), BookendReorder()])
     compressed = ContextualCompressionRetriever(base_compressor=pipeline, base_retriever=retriever)
     texts = [d.page_content for d in retriever.invoke(QUERY)]
-    expected = bookend.reorder(texts, [len(t) for t in texts]).items
-    assert expected != bookend.reorder(texts).items  # the reranker's scores matter
+    expected = bookend_rag.reorder(texts, [len(t) for t in texts]).items
+    assert expected != bookend_rag.reorder(texts).items  # the reranker's scores matter
     assert [d.page_content for d in compressed.invoke(QUERY)] == expected
     assert [d.page_content for d in asyncio.run(compressed.ainvoke(QUERY))] == expected
 
@@ -191,11 +191,11 @@ def test_every_document_survives_in_bookend_order(
     docs = [Document(page_content=t, metadata={"score": s}) for t, s in rows]
     out = BookendReorder(distance=distance).invoke(docs)
     assert sorted(map(id, out)) == sorted(map(id, docs))
-    expected = bookend.reorder(
+    expected = bookend_rag.reorder(
         list(range(len(docs))),
         [s for _, s in rows],
         distance=distance,
-        lengths=[bookend.tokens.approx_token_count(t) for t, _ in rows],
+        lengths=[bookend_rag.tokens.approx_token_count(t) for t, _ in rows],
     )
     assert [id(d) for d in out] == [id(docs[i]) for i in expected.items]
 
@@ -213,7 +213,7 @@ def _scored(n: int = 6) -> list[Document]:
 
 def _core(docs: list[Document], **settings: Any) -> list[Document]:
     """What the core places for ``docs`` with ``settings``."""
-    return bookend.reorder(
+    return bookend_rag.reorder(
         docs,
         [d.metadata["score"] for d in docs],
         text=lambda d: d.page_content,
@@ -234,8 +234,8 @@ def test_model_copy_places_with_the_new_settings() -> None:
 @pytest.mark.parametrize(
     "model",
     [
-        bookend.ModelSpec(depth=30, attn_share=0.05),
-        bookend.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
+        bookend_rag.ModelSpec(depth=30, attn_share=0.05),
+        bookend_rag.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
         "liu2023:claude-1.3",
     ],
 )
@@ -252,7 +252,7 @@ def test_dumpd_loads_round_trip_with_a_profile(model: Any) -> None:
 
 def test_dumpd_loads_round_trip_with_a_profile_path(tmp_path: Path) -> None:
     path = tmp_path / "slots.json"
-    bookend.TabulatedProfile(weights=(1.0, 3.0, 2.0), kind="slot").save(path)
+    bookend_rag.TabulatedProfile(weights=(1.0, 3.0, 2.0), kind="slot").save(path)
     reorder = BookendReorder(model=path)
     again = loads(
         json.dumps(dumpd(reorder)),
@@ -267,7 +267,7 @@ def test_dumpd_loads_round_trip_with_a_profile_path(tmp_path: Path) -> None:
 def test_the_question_is_counted_per_call() -> None:
     docs = _scored()
     question = "which layer of the sunshield is the coldest " * 8
-    suffix = bookend.tokens.approx_token_count(question)
+    suffix = bookend_rag.tokens.approx_token_count(question)
     # From the bookend view (no suffix), where counting the question changes the order.
     counting = BookendReorder(count_question=True, suffix_tokens=0)
     expected = _core(docs, suffix_tokens=suffix)
@@ -292,7 +292,7 @@ def test_vector_store_scores_are_carried_as_pairs() -> None:
     pairs = store.similarity_search_with_score(QUERY, k=6)  # cosine similarity here
     chain = RunnableLambda(lambda q: store.similarity_search_with_score(q, k=6)) | BookendReorder()
     out = chain.invoke(QUERY)
-    expected = bookend.reorder(
+    expected = bookend_rag.reorder(
         [doc for doc, _ in pairs], [score for _, score in pairs], text=lambda d: d.page_content
     )
     assert [d.id for d in out] == [d.id for d in expected.items]

@@ -24,7 +24,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.postprocessor.bookend import SLOT_KEY, WEIGHT_KEY, BookendNodePostprocessor
 
-import bookend
+import bookend_rag
 
 QUERY = "how does the sunshield keep the telescope cold"
 WORDS = [
@@ -59,9 +59,9 @@ def word_tokenizer() -> Iterator[None]:
     llama_index.core.global_tokenizer = previous
 
 
-def _reorder(texts: list[str], scores: Any = None, **options: Any) -> bookend.Placement[str]:
+def _reorder(texts: list[str], scores: Any = None, **options: Any) -> bookend_rag.Placement[str]:
     """The core's placement, counting tokens as Settings.tokenizer does in these tests."""
-    return bookend.reorder(texts, scores, token_counter=_count_words, **options)
+    return bookend_rag.reorder(texts, scores, token_counter=_count_words, **options)
 
 
 class HashEmbedding(BaseEmbedding):
@@ -253,8 +253,8 @@ def test_assigned_settings_are_used_and_checked() -> None:
 @pytest.mark.parametrize(
     "model",
     [
-        bookend.ModelSpec(depth=30, attn_share=0.05),
-        bookend.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
+        bookend_rag.ModelSpec(depth=30, attn_share=0.05),
+        bookend_rag.TabulatedProfile(weights=(3.0, 1.0, 1.0, 2.0), kind="slot", label="measured"),
     ],
 )
 def test_to_dict_from_dict_to_json_with_a_profile_object(model: Any) -> None:
@@ -274,7 +274,9 @@ def test_a_path_and_a_tokenizer_name_round_trip(tmp_path: Path) -> None:
     words.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
     words.save(str(tmp_path / "tokenizer.json"))
     path = tmp_path / "slots.json"
-    bookend.TabulatedProfile(weights=(1.0, 3.0, 2.0, 1.0, 1.0, 1.0, 4.0), kind="slot").save(path)
+    bookend_rag.TabulatedProfile(weights=(1.0, 3.0, 2.0, 1.0, 1.0, 1.0, 4.0), kind="slot").save(
+        path
+    )
     post = BookendNodePostprocessor(model=path, tokenizer=str(tmp_path))
     again = BookendNodePostprocessor.from_dict(post.to_dict())
     assert (again.model, again.tokenizer) == (str(path), str(tmp_path))

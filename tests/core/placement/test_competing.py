@@ -9,11 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend import Bookend, InfluenceProfile, Layout, PlacementConfig, TabulatedProfile, reorder
-from bookend.placement.competing import answer_shares, competing_order
-from bookend.placement.problem import Problem
-from bookend.placement.strategies import optimal_order
-from bookend.weighing import ChunkWeigher, WeightRule
+from bookend_rag import (
+    Bookend,
+    InfluenceProfile,
+    Layout,
+    PlacementConfig,
+    TabulatedProfile,
+    reorder,
+)
+from bookend_rag.placement.competing import answer_shares, competing_order
+from bookend_rag.placement.problem import Problem
+from bookend_rag.placement.strategies import optimal_order
+from bookend_rag.weighing import ChunkWeigher, WeightRule
 from tests.core.placement.test_optimisers import LAYOUTS, PROFILES
 
 Case = tuple[np.ndarray, np.ndarray, InfluenceProfile, Layout, WeightRule]

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend import InfluenceProfile, Layout, ModelSpec, TabulatedProfile, TheoryProfile
-from bookend.placement.exact import exact_order
-from bookend.placement.local_search import local_search, neighbourhood
-from bookend.placement.orders import alternate_order, rank_order
-from bookend.placement.problem import Problem
-from bookend.placement.strategies import optimal_order, strategy_order
-from bookend.weighing import WEIGHT_RULES, ChunkWeigher, WeightRule, slot_weights
+from bookend_rag import InfluenceProfile, Layout, ModelSpec, TabulatedProfile, TheoryProfile
+from bookend_rag.placement.exact import exact_order
+from bookend_rag.placement.local_search import local_search, neighbourhood
+from bookend_rag.placement.orders import alternate_order, rank_order
+from bookend_rag.placement.problem import Problem
+from bookend_rag.placement.strategies import optimal_order, strategy_order
+from bookend_rag.weighing import WEIGHT_RULES, ChunkWeigher, WeightRule, slot_weights
 
 PROFILES: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),

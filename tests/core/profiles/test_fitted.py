@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bookend
-from bookend import FittedProfile, Layout, load_profile, reorder, resolve_profile
-from bookend.theory import poisson_cdf
-from bookend.weighing import chunk_weights
+import bookend_rag
+from bookend_rag import FittedProfile, Layout, load_profile, reorder, resolve_profile
+from bookend_rag.theory import poisson_cdf
+from bookend_rag.weighing import chunk_weights
 
 BASE = FittedProfile(
     lam=2.0, tau_tokens=80.0, recency_mass=0.4, floor_mass=0.1, reference_tokens=600.0
@@ -196,7 +196,7 @@ def test_reorder_accepts_a_fitted_profile_path(tmp_path: Path) -> None:
     # the primacy end to the runner-up.
     assert placement.items[-1] == "b"
     assert placement.items[0] == "c"
-    assert bookend.FittedProfile is FittedProfile
+    assert bookend_rag.FittedProfile is FittedProfile
 
 
 @pytest.mark.parametrize(

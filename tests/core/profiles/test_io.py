@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookend import Layout, ModelSpec, TheoryProfile, resolve_profile
+from bookend_rag import Layout, ModelSpec, TheoryProfile, resolve_profile
 
 LLAMA = TheoryProfile(ModelSpec.preset("llama-3.1-8b"))
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import bookend
-from bookend import ModelSpec, TheoryProfile
-from bookend.datafiles import load_data_json
-from bookend.profiles.io import resolve_profile
-from bookend.profiles.measured import measured_file, measured_models
+import bookend_rag
+from bookend_rag import ModelSpec, TheoryProfile
+from bookend_rag.datafiles import load_data_json
+from bookend_rag.profiles.io import resolve_profile
+from bookend_rag.profiles.measured import measured_file, measured_models
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Each shipped profile and the measurement in bench/validator it was copied from.
@@ -58,8 +58,8 @@ def test_each_shipped_profile_is_its_bench_measurement_without_machine_paths(key
 def test_the_default_puts_the_top_passage_where_each_model_reads_best() -> None:
     """SmolLM2's measured table reads the last slot best; Gemma 3 keeps its theory, whose weights
     fall front to back (the real-text cells of bench/RESULTS.md)."""
-    smollm2 = bookend.reorder(LONG, SCORES, model="HuggingFaceTB/SmolLM2-135M-Instruct")
-    gemma = bookend.reorder(LONG, SCORES, model="google/gemma-3-270m")
+    smollm2 = bookend_rag.reorder(LONG, SCORES, model="HuggingFaceTB/SmolLM2-135M-Instruct")
+    gemma = bookend_rag.reorder(LONG, SCORES, model="google/gemma-3-270m")
     assert smollm2.order[-1] == 0
     assert gemma.order == tuple(range(10))
     assert "measured" in smollm2.explain().splitlines()[5]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bookend import available_profile_presets, resolve_profile
-from bookend.weighing import slot_weights
+from bookend_rag import available_profile_presets, resolve_profile
+from bookend_rag.weighing import slot_weights
 
 
 def test_published_curves_are_presets() -> None:

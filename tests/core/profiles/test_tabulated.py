@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend import (
+from bookend_rag import (
     ModelSpec,
     TabulatedProfile,
     TheoryProfile,
@@ -20,8 +20,8 @@ from bookend import (
     reorder,
     resolve_profile,
 )
-from bookend.profiles.tabulated import slot_table_at
-from bookend.weighing import slot_weights
+from bookend_rag.profiles.tabulated import slot_table_at
+from bookend_rag.weighing import slot_weights
 
 LLAMA = TheoryProfile(ModelSpec.preset("llama-3.1-8b"))
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-import bookend
-from bookend import FittedProfile, load_profile
-from bookend.lab.cli import register
+import bookend_rag
+from bookend_rag import FittedProfile, load_profile
+from bookend_rag.lab.cli import register
 
 
 def _run(argv: list[str]) -> int:
@@ -53,14 +53,14 @@ def test_calibrate_writes_fitted_profile_slot_table_and_outcomes(measured: Path)
     assert all(c["items"] == 2 for c in data["cells"])
     assert data["families"] == ["access_code"]
     assert data["seed"] == 0
-    table = bookend.load_profile(measured / "fitted-slots.json")
+    table = bookend_rag.load_profile(measured / "fitted-slots.json")
     assert table.kind == "slot"
     assert len(table.weights) == 3  # the largest fitted K
     assert len(table.metadata["cells"]) == 4
     report = json.loads((measured / "report.json").read_text())
     assert len(report["outcomes"]) == 2 * (2 + 3) * 2
     assert report["fit"]["n_outcomes"] == 20
-    placement = bookend.reorder(
+    placement = bookend_rag.reorder(
         ["a", "b", "c"], [0.2, 0.9, 0.5], lengths=[40, 40, 40], model=str(measured / "fitted.json")
     )
     assert sorted(placement.order) == [0, 1, 2]
@@ -99,7 +99,7 @@ def test_calibrate_refits_saved_outcomes_and_scores_held_back_cells(
         "K=3 filler 0-0": 3,
         "K=3 filler 1-2": 3,
     }
-    assert len(bookend.load_profile(measured / "table.json").weights) == 2
+    assert len(bookend_rag.load_profile(measured / "table.json").weights) == 2
     assert isinstance(load_profile(out), FittedProfile)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bookend.cli import main
+from bookend_rag.cli import main
 
 OUTCOMES = str(Path(__file__).parents[3] / "bench/validator/smollm2-135m-fit-cells.json")
 NO_MODEL = "/nonexistent/model-dir"

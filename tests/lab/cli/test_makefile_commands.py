@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bookend.cli import build_parser
+from bookend_rag.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-import bookend
-from bookend.lab import deps
-from bookend.lab.cli import register
+import bookend_rag
+from bookend_rag.lab import deps
+from bookend_rag.lab.cli import register
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -26,7 +26,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_cli_module_imports_without_torch() -> None:
-    code = "import sys, bookend.lab.cli; print('torch' in sys.modules)"
+    code = "import sys, bookend_rag.lab.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -59,7 +59,7 @@ def test_validate_writes_report_plot_and_profile(
     assert args.func(args) == 0
     data = json.loads(report.read_text())
     assert len(data["measured"]) == 32
-    saved = bookend.load_profile(prof)
+    saved = bookend_rag.load_profile(prof)
     np.testing.assert_allclose(
         np.asarray(saved.weights) / sum(saved.weights), data["measured"], rtol=1e-9
     )
@@ -79,7 +79,7 @@ def test_validate_writes_report_plot_and_profile(
     assert off["spearman_vs_rope_on"] == pytest.approx(recomputed)
     assert off["measured"] != data["measured"]  # a second, different measurement
     assert plot.stat().st_size > 0
-    placement = bookend.reorder(["a", "b", "c"], [0.3, 0.9, 0.1], model=str(prof))
+    placement = bookend_rag.reorder(["a", "b", "c"], [0.3, 0.9, 0.1], model=str(prof))
     assert placement.profile == saved
 
 

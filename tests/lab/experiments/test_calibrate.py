@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-import bookend
-from bookend.lab import deps
-from bookend.lab.experiments.calibrate import measure_outcomes
-from bookend.lab.fitting.slots import slot_profile, summarise
-from bookend.lab.items.lookup import lookup_items
-from bookend.lab.models import LocalScorer
-from bookend.lab.stats import wilson_interval
+import bookend_rag
+from bookend_rag.lab import deps
+from bookend_rag.lab.experiments.calibrate import measure_outcomes
+from bookend_rag.lab.fitting.slots import slot_profile, summarise
+from bookend_rag.lab.items.lookup import lookup_items
+from bookend_rag.lab.models import LocalScorer
+from bookend_rag.lab.stats import wilson_interval
 
 
 @pytest.fixture
@@ -42,14 +42,14 @@ def test_calibration_runs_end_to_end_and_writes_a_loadable_profile(
     np.testing.assert_allclose(result.accuracy_ci, expected_ci)
     profile = slot_profile(result, metric="candidate_prob", label="tiny", metadata={})
     path = profile.save(tmp_path / "slots.json")
-    loaded = bookend.load_profile(path)
+    loaded = bookend_rag.load_profile(path)
     assert loaded.kind == "slot"
     assert len(loaded.weights) == 3
     np.testing.assert_allclose(
         np.asarray(loaded.weights) / sum(loaded.weights),
         result.candidate_prob / result.candidate_prob.sum(),
     )
-    placement = bookend.reorder(["a", "b", "c"], [0.2, 0.9, 0.5], model=str(path))
+    placement = bookend_rag.reorder(["a", "b", "c"], [0.2, 0.9, 0.5], model=str(path))
     assert placement.profile == loaded
     # The best chunk goes to the slot the probe measured best.
     assert placement.order[int(np.argmax(loaded.weights))] == 1

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import bookend
-from bookend.lab.experiments.setup import default_model
-from bookend.lab.models import load_scorer
-from bookend.lab.strategies import DEFAULT, THEORY, eval_strategies
+import bookend_rag
+from bookend_rag.lab.experiments.setup import default_model
+from bookend_rag.lab.models import load_scorer
+from bookend_rag.lab.strategies import DEFAULT, THEORY, eval_strategies
 
 
 def test_weights_named_for_a_measured_model_default_to_its_measured_profile(
@@ -22,13 +22,13 @@ def test_weights_named_for_a_measured_model_default_to_its_measured_profile(
     other = shutil.copytree(saved_model, named / "tiny-llama")
     default = default_model(None, load_scorer(measured))
     assert default == "SmolLM2-135M-Instruct"
-    assert "measured" in bookend.resolve_profile(default).name
-    assert isinstance(default_model(None, load_scorer(other)), bookend.ModelSpec)
+    assert "measured" in bookend_rag.resolve_profile(default).name
+    assert isinstance(default_model(None, load_scorer(other)), bookend_rag.ModelSpec)
     assert default_model("gpt2", load_scorer(measured)) == "gpt2"  # a given theory wins
 
 
 def test_eval_compares_the_default_only_where_it_is_not_the_theory() -> None:
-    spec = bookend.ModelSpec(depth=30)
+    spec = bookend_rag.ModelSpec(depth=30)
     measured = eval_strategies(spec, {}, default="smollm2-135m")
     assert {THEORY, DEFAULT} <= set(measured)
     scores, lengths = [0.9, 0.5, 0.1], [40.0, 40.0, 40.0]

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import transformers
 
-import bookend
-from bookend.cli import main
-from bookend.lab.experiments.evaluate import EvalResult, evaluate
-from bookend.lab.items.item import Item
-from bookend.lab.models import CallCache, LocalScorer
-from bookend.lab.report.evaluation import REPORT_VERSION
+import bookend_rag
+from bookend_rag.cli import main
+from bookend_rag.lab.experiments.evaluate import EvalResult, evaluate
+from bookend_rag.lab.items.item import Item
+from bookend_rag.lab.models import CallCache, LocalScorer
+from bookend_rag.lab.report.evaluation import REPORT_VERSION
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 
@@ -211,9 +211,9 @@ def test_another_scorer_backend_plugs_in_and_needs_a_theory(tiny: SimpleNamespac
 
 
 def test_bookend_evaluate_is_the_lab_function_and_imports_no_torch() -> None:
-    assert bookend.evaluate is evaluate
-    assert bookend.EvalResult is EvalResult
-    code = "import sys, bookend; bookend.evaluate; print('torch' in sys.modules)"
+    assert bookend_rag.evaluate is evaluate
+    assert bookend_rag.EvalResult is EvalResult
+    code = "import sys, bookend_rag; bookend_rag.evaluate; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -236,7 +236,7 @@ def test_a_previous_report_answers_its_orders_and_only_new_ones_call_the_model(
     )
     assert first.report["settings"]["reused"] is None
     counted.clear()
-    slots = bookend.TabulatedProfile(weights=(1.0, 0.3, 0.2, 0.4, 3.0), kind="slot")
+    slots = bookend_rag.TabulatedProfile(weights=(1.0, 0.3, 0.2, 0.4, 3.0), kind="slot")
     run = {"retrievers": ["bm25"], "progress": False, "profiles": {"slots": slots}}
     second = evaluate(items, scorer=LocalScorer(tiny), reuse=tmp_path / "report.json", **run)
     new = _orders(second.report) - _orders(first.report)

@@ -21,36 +21,36 @@ from typing import Any
 
 import pytest
 
-import bookend
-from bookend.cli import main
-from bookend.lab.experiments.budget import Budget
-from bookend.lab.experiments.calibrate import measure_outcomes
-from bookend.lab.experiments.candidates import (
+import bookend_rag
+from bookend_rag.cli import main
+from bookend_rag.lab.experiments.budget import Budget
+from bookend_rag.lab.experiments.calibrate import measure_outcomes
+from bookend_rag.lab.experiments.candidates import (
     FITTED,
     Candidates,
     fixed_candidates,
     langchain_table,
 )
-from bookend.lab.experiments.folds import Folds
-from bookend.lab.experiments.judging import Judging
-from bookend.lab.experiments.measured_slots import (
+from bookend_rag.lab.experiments.folds import Folds
+from bookend_rag.lab.experiments.judging import Judging
+from bookend_rag.lab.experiments.measured_slots import (
     NO_FILLER,
     SlotMeasurement,
     measure_slots,
     slot_blocks,
 )
-from bookend.lab.experiments.trials import Ranked
-from bookend.lab.experiments.tune import tune
-from bookend.lab.fitting.outcomes import SlotOutcome, slot_outcome
-from bookend.lab.frameworks import haystack_order, langchain_order, llama_index_order
-from bookend.lab.items.item import Item, items_sha256, load_jsonl
-from bookend.lab.metrics import metric_names
-from bookend.lab.models import CallCache, Continuations
-from bookend.lab.report.tuning import tuned_config
-from bookend.lab.strategies import bookend_strategy
+from bookend_rag.lab.experiments.trials import Ranked
+from bookend_rag.lab.experiments.tune import tune
+from bookend_rag.lab.fitting.outcomes import SlotOutcome, slot_outcome
+from bookend_rag.lab.frameworks import haystack_order, langchain_order, llama_index_order
+from bookend_rag.lab.items.item import Item, items_sha256, load_jsonl
+from bookend_rag.lab.metrics import metric_names
+from bookend_rag.lab.models import CallCache, Continuations
+from bookend_rag.lab.report.tuning import tuned_config
+from bookend_rag.lab.strategies import bookend_strategy
 
 #: The theory of SmolLM2 (its name alone gives SmolLM2's measured profile): relevance first.
-THEORY = bookend.ModelSpec.preset("smollm2-135m")
+THEORY = bookend_rag.ModelSpec.preset("smollm2-135m")
 
 
 def _write_items(path: Path, n: int, k: int, *, gold_first: bool = False) -> Path:
@@ -92,7 +92,7 @@ def _directory_sha256(directory: Path) -> str:
 
 
 def _placed_everywhere_by_config(
-    path: Path, config: bookend.PlacementConfig, provenance: dict[str, Any], work: Path
+    path: Path, config: bookend_rag.PlacementConfig, provenance: dict[str, Any], work: Path
 ) -> None:
     """The written ``tuned.json``, passed by ``config=`` to the core, the three adapters and
     ``bookend reorder --config``, places as its config does, and its provenance is kept."""
@@ -105,14 +105,14 @@ def _placed_everywhere_by_config(
 
     texts = [f"passage {i} " + "word " * (3 * i) for i in range(5)]
     scores = [0.3, 0.9, 0.1, 0.7, 0.5]
-    loaded = bookend.load_config(path)
+    loaded = bookend_rag.load_config(path)
     assert loaded.config == config
     assert loaded.provenance == provenance
-    expected = bookend.Bookend.from_config(config).place(texts, scores).items
+    expected = bookend_rag.Bookend.from_config(config).place(texts, scores).items
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the tuned model is not overridden: no warning
-        assert bookend.reorder(texts, scores, config=path).items == expected
-        assert bookend.Bookend.from_config(str(path)).config == config
+        assert bookend_rag.reorder(texts, scores, config=path).items == expected
+        assert bookend_rag.Bookend.from_config(str(path)).config == config
         reorder = BookendReorder(config=str(path))
         docs = [
             Document(page_content=t, metadata={"score": s})
@@ -196,11 +196,11 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     # The config written is the chosen one and loads as a PlacementConfig.
     doc = json.loads((out / "tuned.json").read_text(encoding="utf-8"))
     assert set(doc) == {"config", "provenance"}
-    config = bookend.PlacementConfig.model_validate(doc["config"])
+    config = bookend_rag.PlacementConfig.model_validate(doc["config"])
     written = report["candidates"][decision["chosen"]]["config"]
     written = written.get("pooled", written)  # measured-slots: the table of every fold
-    assert config == result.config == bookend.PlacementConfig.model_validate(written)
-    assert bookend.Bookend.from_config(config).place(["a", "b", "c"], [0.2, 0.9, 0.5]).items
+    assert config == result.config == bookend_rag.PlacementConfig.model_validate(written)
+    assert bookend_rag.Bookend.from_config(config).place(["a", "b", "c"], [0.2, 0.9, 0.5]).items
     # Provenance.
     p = doc["provenance"]
     assert p["model"] == f"{saved_model}|float32"
@@ -210,7 +210,7 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     assert p["guard"] == guard
     assert p["versus_framework"]["reference"] in ("alternate", "langchain")
     assert p["versus_framework"]["n"] == 12
-    assert p["bookend_version"] == bookend.__version__
+    assert p["bookend_version"] == bookend_rag.__version__
     assert datetime.datetime.fromisoformat(p["date"]).tzinfo is not None
     _placed_everywhere_by_config(out / "tuned.json", config, p, work)
     text = (out / "report.md").read_text(encoding="utf-8")
@@ -223,9 +223,9 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     assert "### Fitted profile" in text
     assert "Target `candidate_prob`, 24 outcomes. Pooled: primacy " in text
     # A run that chooses `fitted` writes a tuned.json that loads and places everywhere.
-    fitted_config = bookend.PlacementConfig.model_validate(fitted["pooled"])
-    placed = bookend.Bookend.from_config(fitted_config).place(["a", "b c"], [0.1, 0.9])
-    assert isinstance(placed.profile, bookend.FittedProfile)
+    fitted_config = bookend_rag.PlacementConfig.model_validate(fitted["pooled"])
+    placed = bookend_rag.Bookend.from_config(fitted_config).place(["a", "b c"], [0.1, 0.9])
+    assert isinstance(placed.profile, bookend_rag.FittedProfile)
     fitted_path = work / "fitted.json"
     fitted_path.write_text(json.dumps(tuned_config(fitted_config, report)), encoding="utf-8")
     _placed_everywhere_by_config(fitted_path, fitted_config, p, work)
@@ -340,7 +340,7 @@ def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
     result = tune(items_file, scorer=_Planted(0.0), theory=THEORY, progress=False)
     assert not result.decision.switched
-    assert result.config == bookend.PlacementConfig(model=THEORY)
+    assert result.config == bookend_rag.PlacementConfig(model=THEORY)
     assert "keep the default" in result.decision.reason
     assert result.decision.guard is not None
     assert result.decision.guard.mde > 0
@@ -525,9 +525,9 @@ def test_the_fit_judged_on_a_fold_never_sees_its_outcomes() -> None:
     candidates = Candidates.build(THEORY, 4, planted)
     assert FITTED in candidates.names
     assert list(candidates.measured[FITTED].per_fold) == [
-        bookend.PlacementConfig(model=before[f"fold {f} held out"].profile) for f in (0, 1)
+        bookend_rag.PlacementConfig(model=before[f"fold {f} held out"].profile) for f in (0, 1)
     ]
-    assert candidates.written(FITTED) == bookend.PlacementConfig(model=before["pooled"].profile)
+    assert candidates.written(FITTED) == bookend_rag.PlacementConfig(model=before["pooled"].profile)
     # Fold 0 is judged with the fit of fold 1's items, which read the last slot best.
     fold_0 = bookend_strategy(candidates.of_fold(0)[FITTED])
     assert fold_0([0.9, 0.5, 0.3, 0.1], [10.0] * 4)[-1] == 0
@@ -557,7 +557,7 @@ def test_the_langchain_table_reproduces_langchain_and_alternate_haystack(k: int)
     rng = random.Random(k)
     scores = sorted((rng.random() for _ in range(k)), reverse=True)
     lengths = [float(3 + (7 * j) % 11) for j in range(k)]
-    table = bookend_strategy(bookend.PlacementConfig(model=langchain_table(k)))
+    table = bookend_strategy(bookend_rag.PlacementConfig(model=langchain_table(k)))
     assert table(scores, lengths) == langchain_order(scores) == llama_index_order(scores)
     alternate = bookend_strategy(fixed_candidates("smollm2-135m", k)["alternate"])
     assert alternate(scores, lengths) == haystack_order(scores)
@@ -605,10 +605,10 @@ def test_the_cli_tunes_and_its_config_reaches_a_langchain_chain_and_eval(
     assert "## bookend tune:" in capsys.readouterr().out
     doc = json.loads((out / "tuned.json").read_text(encoding="utf-8"))
     assert doc["provenance"]["settings"]["max_calls"] == 500
-    config = bookend.PlacementConfig.model_validate(doc["config"])
+    config = bookend_rag.PlacementConfig.model_validate(doc["config"])
     reorder = BookendReorder(**config.model_dump())
     docs = [Document(page_content=t, metadata={"score": s}) for t, s in [("a", 0.1), ("b", 0.9)]]
-    expected = bookend.Bookend.from_config(config, text="page_content").place(docs, [0.1, 0.9])
+    expected = bookend_rag.Bookend.from_config(config, text="page_content").place(docs, [0.1, 0.9])
     assert reorder.invoke(docs) == expected.items
     # eval confirms a tuned config by the file tune wrote, and warns about one tuned on other
     # weights (the same config, another recorded hash).
@@ -652,11 +652,12 @@ def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) ->
 
 
 def test_bookend_tune_is_the_lab_function_loaded_on_first_use() -> None:
-    assert bookend.tune is tune
-    # `import bookend` loads no lab module; the attribute loads the lab's tune, not torch.
+    assert bookend_rag.tune is tune
+    # `import bookend_rag` loads no lab module; the attribute loads the lab's tune, not torch.
     code = (
-        "import sys, bookend; before = any(m.startswith('bookend.lab') for m in sys.modules); "
-        "bookend.tune; print(before, 'bookend.lab.experiments.tune' in sys.modules, "
+        "import sys, bookend_rag; "
+        "before = any(m.startswith('bookend_rag.lab') for m in sys.modules); "
+        "bookend_rag.tune; print(before, 'bookend_rag.lab.experiments.tune' in sys.modules, "
         "'torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

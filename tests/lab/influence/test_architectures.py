@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from bookend import available_presets
-from bookend.lab.influence.architectures import build_config, nominal_spec, shrink_width
+from bookend_rag import available_presets
+from bookend_rag.lab.influence.architectures import build_config, nominal_spec, shrink_width
 
 
 def test_presets_carry_published_dimensions() -> None:
@@ -24,9 +24,9 @@ def test_presets_carry_published_dimensions() -> None:
 
 # The presets whose published dimensions are bundled; the others have a depth only.
 BUILDABLE = sorted(
-    json.loads(resources.files("bookend").joinpath("data/architectures.json").read_text("utf-8"))[
-        "presets"
-    ]
+    json.loads(
+        resources.files("bookend_rag").joinpath("data/architectures.json").read_text("utf-8")
+    )["presets"]
 )
 
 

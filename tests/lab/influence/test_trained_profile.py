@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import bookend
-from bookend.lab.influence.runner import measure_trained, measured_profile
-from bookend.lab.influence.text import bundled_text, hashed_word_ids, token_windows
-from bookend.lab.models.local import load_trained
+import bookend_rag
+from bookend_rag.lab.influence.runner import measure_trained, measured_profile
+from bookend_rag.lab.influence.text import bundled_text, hashed_word_ids, token_windows
+from bookend_rag.lab.models.local import load_trained
 
 
 def test_saved_model_loads_and_measures_a_usable_profile(saved_model: Path, tmp_path: Path) -> None:
@@ -21,8 +21,8 @@ def test_saved_model_loads_and_measures_a_usable_profile(saved_model: Path, tmp_
     assert measurement.samples.shape == (2, 48)
     profile = measured_profile(measurement, label="tiny", metadata={"n": 48})
     path = profile.save(tmp_path / "profile.json")
-    assert bookend.load_profile(path).kind == "position"
-    placement = bookend.reorder(["a", "b", "c", "d"], [0.9, 0.1, 0.5, 0.3], model=str(path))
+    assert bookend_rag.load_profile(path).kind == "position"
+    placement = bookend_rag.reorder(["a", "b", "c", "d"], [0.9, 0.1, 0.5, 0.3], model=str(path))
     assert sorted(placement.order) == [0, 1, 2, 3]
 
 

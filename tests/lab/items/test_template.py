@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bookend
-from bookend.lab.experiments.setup import templated, warn_on_other_models
-from bookend.lab.items.item import Item, items_sha256, render_prompt
-from bookend.lab.items.template import (
+import bookend_rag
+from bookend_rag.lab.experiments.setup import templated, warn_on_other_models
+from bookend_rag.lab.items.item import Item, items_sha256, render_prompt
+from bookend_rag.lab.items.template import (
     BOOKEND_PROMPT,
     JinjaTemplate,
     flat_text,
@@ -22,7 +22,7 @@ from bookend.lab.items.template import (
     load_template,
     template_of,
 )
-from bookend.lab.models.scorer import ChatPrompt, answer_text
+from bookend_rag.lab.models.scorer import ChatPrompt, answer_text
 
 DOCS = ["Paris is in France.", "Rome is in Italy.", "Bern is in Switzerland."]
 QUESTION = "Where is Rome?"
@@ -176,12 +176,12 @@ def test_items_keep_their_identity_under_a_template() -> None:
 
 
 def test_a_tuned_config_judged_in_another_prompt_warns() -> None:
-    config = bookend.PlacementConfig()
+    config = bookend_rag.PlacementConfig()
     template = JinjaTemplate(TEXT, name="qa.j2")
-    tuned_here = bookend.TunedConfig(
+    tuned_here = bookend_rag.TunedConfig(
         config, {"model": "m", "template": "qa.j2", "template_sha256": template.sha256}
     )
-    tuned_before = bookend.TunedConfig(config, {"model": "m"})
+    tuned_before = bookend_rag.TunedConfig(config, {"model": "m"})
     scorer = _NamedScorer()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

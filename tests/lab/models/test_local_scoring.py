@@ -8,7 +8,7 @@ import pytest
 import torch
 import transformers
 
-from bookend.lab.models import local as scoring
+from bookend_rag.lab.models import local as scoring
 
 PROMPT = "Documents: the code of Lumen is 4411; Onyx moved to Oslo. Question: where? Answer:"
 CONTINUATIONS = ["Oslo", "4411", "O", "Lumen North", "a much longer answer, with commas"]

@@ -38,19 +38,19 @@ import httpx
 import numpy as np
 import pytest
 
-from bookend.lab.cli.endpoint import endpoint_scorer
-from bookend.lab.items.hard import hard_items
-from bookend.lab.metrics import candidate_probabilities, item_metrics
-from bookend.lab.models import LocalScorer
-from bookend.lab.models.chat import (
+from bookend_rag.lab.cli.endpoint import endpoint_scorer
+from bookend_rag.lab.items.hard import hard_items
+from bookend_rag.lab.metrics import candidate_probabilities, item_metrics
+from bookend_rag.lab.models import LocalScorer
+from bookend_rag.lab.models.chat import (
     CHAT_CONTINUATION,
     CHAT_FIRST_TOKEN,
     ChatEndpointScorer,
     GenerationScorer,
 )
-from bookend.lab.models.endpoint import EndpointScorer, top_logprobs
-from bookend.lab.models.llama_server import LlamaCppServer, LlamaServer
-from bookend.lab.models.scorer import ChatPrompt
+from bookend_rag.lab.models.endpoint import EndpointScorer, top_logprobs
+from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer
+from bookend_rag.lab.models.scorer import ChatPrompt
 
 #: The served name (conftest's servers' alias).
 SERVED = "SmolLM2-135M-Instruct"
@@ -120,7 +120,7 @@ def _prompts(n_items: int, k: int, seed: int) -> list[tuple[str, tuple[str, ...]
 @pytest.fixture(scope="module")
 def rendered(smollm2: LocalScorer) -> Callable[[ChatPrompt], str]:
     """The chat as transformers' ``apply_chat_template`` renders it (with the generation prompt)."""
-    from bookend.lab.models.local import chat_text
+    from bookend_rag.lab.models.local import chat_text
 
     return lambda prompt: chat_text(smollm2.model.tokenizer, prompt)
 
@@ -415,7 +415,7 @@ def test_both_log_probability_formats_are_read() -> None:
 
 def test_every_run_command_parses_the_chat_options() -> None:
     """The shared options sit beside each command's own (tune has a --max-tokens budget)."""
-    from bookend.cli import build_parser
+    from bookend_rag.cli import build_parser
 
     parser = build_parser()
     for command in ("eval", "tune", "calibrate"):

@@ -13,8 +13,8 @@ from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransfo
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, field_validator
 
-from bookend import Placement
-from bookend.adapters import (
+from bookend_rag import Placement
+from bookend_rag.adapters import (
     SLOT_KEY,
     WEIGHT_KEY,
     AdapterConfig,
@@ -52,7 +52,7 @@ class BookendReorder(
     reorderer is immutable, like LangChain's runnables: setting an attribute raises and points
     to ``model_copy(update=...)``.
 
-    The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
+    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
     ``distance``,
     ``top_k``, ``budget``,
@@ -66,9 +66,9 @@ class BookendReorder(
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
     callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
     local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
-    are those of :class:`bookend.adapters.AdapterConfig`.
+    are those of :class:`bookend_rag.adapters.AdapterConfig`.
 
-    ``config=`` gives every placement setting at once: a :class:`bookend.PlacementConfig`, the
+    ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
     text or a mapping (``BookendReorder(config="tuned.json")``); settings given beside it
     override the config's, and a ``model`` other than the one a tuned config was measured on
@@ -148,7 +148,8 @@ class BookendReorder(
         documents: Sequence[Document] | Sequence[tuple[Document, float]],
         question: str | None = None,
     ) -> Placement[Document]:
-        """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``documents``:
+        """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) for
+        ``documents``:
         ``Document`` objects, or the ``(Document, score)`` pairs a vector store's
         ``similarity_search_with_relevance_scores`` returns (placed by those scores)."""
         docs, pair_scores = _documents(documents)

@@ -17,8 +17,8 @@ from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRan
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from bookend import Placement
-from bookend.adapters import (
+from bookend_rag import Placement
+from bookend_rag.adapters import (
     SLOT_KEY,
     WEIGHT_KEY,
     AdapterConfig,
@@ -44,7 +44,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     ``top_n`` (the name of LlamaIndex's rerankers, such as ``SentenceTransformerRerank``) is
     ``top_k``, at construction and as an attribute.
 
-    The placement settings are the fields of :class:`bookend.PlacementConfig` (``model``,
+    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (``model``,
     ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
     ``distance``,
     ``top_k``, ``budget``,
@@ -56,9 +56,9 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict``
     / ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
     ``source_key``, ``token_counter`` and ``annotate`` are those of
-    :class:`bookend.adapters.AdapterConfig`.
+    :class:`bookend_rag.adapters.AdapterConfig`.
 
-    ``config=`` gives every placement setting at once: a :class:`bookend.PlacementConfig`, the
+    ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
     text or a mapping (``BookendNodePostprocessor(config="tuned.json")``); settings given beside
     it override the config's, and a ``model`` other than the one a tuned config was measured on
@@ -156,7 +156,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     def place(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> Placement[NodeWithScore]:
-        """The full :class:`bookend.Placement` (order, weights, ``explain()``) for ``nodes``."""
+        """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) for ``nodes``."""
         _check_nodes(nodes)
         # A None score makes bookend fall back to input order for all nodes.
         scores = [n.score for n in nodes]

@@ -11,7 +11,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from bookend import (
+from bookend_rag import (
     DEFAULT_LOOKALIKE_THRESHOLD,
     DEFAULT_MODEL,
     DEFAULT_SUFFIX_TOKENS,
@@ -58,20 +58,20 @@ class BookendRanker:
         pipeline.connect("ranker.documents", "prompt_builder.documents")
         ```
 
-    The placement settings are those of :class:`bookend.PlacementConfig`, checked at
+    The placement settings are those of :class:`bookend_rag.PlacementConfig`, checked at
     construction and on assignment (``ranker.top_k = 0`` raises there, in one line); a setting
     changed on the component is used by the next ``run``, and ``run(top_k=..., budget=...)``
     overrides one for a single call, as Haystack's rankers do.
 
-    Without ``model``, the placement is for :data:`bookend.DEFAULT_MODEL` (``"llama-3.1-8b"``),
-    the same default as :func:`bookend.reorder`: for a 32-layer decoder, most relevant first.
+    Without ``model``, the placement is for :data:`bookend_rag.DEFAULT_MODEL` (``"llama-3.1-8b"``),
+    the same default as :func:`bookend_rag.reorder`: for a 32-layer decoder, most relevant first.
     ``Placement.explain()`` names the profile that decided; name your model for its own.
     The profile file (``model`` given as a path) and the ``tokenizer`` are loaded in
     ``warm_up()`` (or the first ``run``). Everything serialises with ``to_dict`` / ``from_dict``
     and pipeline YAML: a ``ModelSpec`` or profile object given as ``model`` is stored in its JSON
     form.
 
-    ``config=`` gives every placement setting at once: a :class:`bookend.PlacementConfig`, the
+    ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
     text or a mapping (``BookendRanker(config="tuned.json")``). A placement setting given beside it
     with a value other than its default overrides the config's (a setting passed at its default
@@ -87,14 +87,15 @@ class BookendRanker:
             until their words reach this many (the one that reaches it included).
         model: a preset name or Hugging Face id, a published curve (``"liu2023:gpt-3.5-turbo"``),
             a profile JSON path, a ``ModelSpec`` or ``{"depth", "attn_share"}`` spec, or a
-            profile object; default :data:`bookend.DEFAULT_MODEL`, as :func:`bookend.reorder`.
+            profile object; default :data:`bookend_rag.DEFAULT_MODEL`, as
+            :func:`bookend_rag.reorder`.
         strategy: ``"bookend"`` (optimal for the model), ``"alternate"`` (what
             ``LostInTheMiddleRanker`` does: input order is the relevance order) or
             ``"relevance"``.
-        weight_rule: how span influence becomes a document's weight (``bookend.weighing``);
+        weight_rule: how span influence becomes a document's weight (``bookend_rag.weighing``);
             ``"slot"`` is rank-only placement.
         competition: ``None`` (relevance times weight) or the pull of an irrelevant document:
-            documents then compete for the answer (``bookend.placement``).
+            documents then compete for the answer (``bookend_rag.placement``).
         lookalike_threshold: word-shingle Jaccard similarity at which two documents are
             look-alikes, for ``drop_lookalikes``.
         drop_lookalikes: drop every document that is a look-alike of a more relevant one
@@ -102,9 +103,10 @@ class BookendRanker:
         distance: scores are distances (lower is better).
         repeat_top: put the most relevant document at both ends (annotated copies, or the same
             object twice).
-        prefix_tokens: prompt tokens before the documents (see ``bookend.Layout``).
+        prefix_tokens: prompt tokens before the documents (see ``bookend_rag.Layout``).
         suffix_tokens: prompt tokens after the documents (besides the query with
-            ``count_question``); the default 1 stands for the answer (``bookend.PlacementConfig``).
+            ``count_question``); the default 1 stands for the answer
+            (``bookend_rag.PlacementConfig``).
         count_question: add the tokens of ``run(query=...)`` to ``suffix_tokens`` on each call.
         equal_lengths: treat every document as one token long (rank-only placement).
         tokenizer: a tiktoken encoding name or a local Hugging Face tokenizer path; ``None``
@@ -235,7 +237,7 @@ class BookendRanker:
     def placer(
         self, top_k: int | None = None, budget: int | None = None, query: str | None = None
     ) -> Bookend[Document]:
-        """The :class:`bookend.Bookend` for the current settings and this call's overrides."""
+        """The :class:`bookend_rag.Bookend` for the current settings and this call's overrides."""
         placer = self._placers.placer(
             self._settings(top_k=top_k, budget=budget), source_key=self.source_key
         )
@@ -249,7 +251,7 @@ class BookendRanker:
         query: str | None = None,
         word_count_threshold: int | None = None,
     ) -> Placement[Document]:
-        """The full :class:`bookend.Placement` (order, weights, ``explain()``) that :meth:`run`
+        """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) that :meth:`run`
         uses, over the deduplicated and cut documents (``Placement.items``)."""
         _check_documents(documents)
         _check_word_count(word_count_threshold)
@@ -351,9 +353,9 @@ class BookendRanker:
         return score < than if self.distance else score > than
 
 
-#: The default of every placement setting (those of :class:`bookend.PlacementConfig`).
+#: The default of every placement setting (those of :class:`bookend_rag.PlacementConfig`).
 _DEFAULTS = {name: PlacementConfig.model_fields[name].default for name in PLACEMENT_OPTIONS}
-#: The ranker's own settings (not :class:`bookend.PlacementConfig`'s).
+#: The ranker's own settings (not :class:`bookend_rag.PlacementConfig`'s).
 _OWN_SETTINGS = ("word_count_threshold", "source_key", "annotate")
 
 
@@ -376,7 +378,7 @@ def _check_word_count(words: int | None) -> None:
 
 
 def _check_own_settings(words: int | None, source_key: str | None, annotate: bool) -> None:
-    """The settings that are the ranker's own, not :class:`bookend.PlacementConfig`'s."""
+    """The settings that are the ranker's own, not :class:`bookend_rag.PlacementConfig`'s."""
     _check_word_count(words)
     if source_key is not None and not isinstance(source_key, str):
         raise ValueError(f"source_key must be a meta key or None, got source_key={source_key!r}")

@@ -1,0 +1,83 @@
+"""bookend: place retrieved chunks where the model reads best.
+
+>>> import bookend_rag
+>>> bookend_rag.reorder(["best", "second", "third"], [0.9, 0.5, 0.1]).items  # theory: front first
+['best', 'second', 'third']
+>>> measured = bookend_rag.TabulatedProfile(weights=(0.6, 0.2, 0.9), kind="slot")  # reads last best
+>>> bookend_rag.reorder(["best", "second", "third"], [0.9, 0.5, 0.1], model=measured).items
+['second', 'third', 'best']
+
+What a user calls is here; the framework adapters' shared plumbing is in
+:mod:`bookend_rag.adapters`.
+"""
+
+from typing import Any
+
+from bookend_rag.config import DEFAULT_MODEL, PlacementConfig
+from bookend_rag.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend_rag.lookalikes import DEFAULT_LOOKALIKE_THRESHOLD
+from bookend_rag.place import Bookend, reorder
+from bookend_rag.placement.problem import EXACT_MAX_K
+from bookend_rag.placement.result import ChunkSlot, Placement
+from bookend_rag.placement.strategies import STRATEGIES, StrategyName
+from bookend_rag.profiles.base import InfluenceProfile
+from bookend_rag.profiles.fitted import FittedProfile
+from bookend_rag.profiles.io import ModelLike, load_profile, resolve_profile
+from bookend_rag.profiles.measured import measured_models
+from bookend_rag.profiles.published import available_profile_presets
+from bookend_rag.profiles.tabulated import TabulatedProfile
+from bookend_rag.profiles.theory import TheoryProfile
+from bookend_rag.relevance import relevance_from_scores
+from bookend_rag.spec import ModelSpec, available_presets
+from bookend_rag.tuned import ConfigLike, TunedConfig, load_config
+from bookend_rag.version import __version__
+from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
+
+__all__ = [
+    "DEFAULT_LOOKALIKE_THRESHOLD",
+    "DEFAULT_MODEL",
+    "DEFAULT_SUFFIX_TOKENS",
+    "DEFAULT_WEIGHT_RULE",
+    "EXACT_MAX_K",
+    "STRATEGIES",
+    "WEIGHT_RULES",
+    "Bookend",
+    "ChunkSlot",
+    "ConfigLike",
+    "EvalResult",
+    "FittedProfile",
+    "InfluenceProfile",
+    "Layout",
+    "ModelLike",
+    "ModelSpec",
+    "Placement",
+    "PlacementConfig",
+    "StrategyName",
+    "TabulatedProfile",
+    "TheoryProfile",
+    "TunedConfig",
+    "WeightRule",
+    "__version__",
+    "available_presets",
+    "available_profile_presets",
+    "evaluate",
+    "load_config",
+    "load_profile",
+    "measured_models",
+    "relevance_from_scores",
+    "reorder",
+    "resolve_profile",
+    "tune",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # `bookend_rag.evaluate` and `bookend_rag.tune` live in the lab (the lab extra): import them
+    # only
+    # when asked for, so that `import bookend_rag` stays light and the core never imports the lab at
+    # load time.
+    if name in ("evaluate", "EvalResult", "tune"):
+        from bookend_rag import lab
+
+        return getattr(lab, name)
+    raise AttributeError(f"module 'bookend' has no attribute {name!r}")

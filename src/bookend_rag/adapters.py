@@ -1,0 +1,302 @@
+"""What the framework adapters share: their settings, a placer for those settings as they are at
+each call, and the annotations they write on request (each chunk's prompt slot and weight).
+
+Adapters place with their settings as they are at each call (a changed setting is never ignored)
+and never touch the caller's objects unless annotations are asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
+
+from bookend_rag.config import PlacementConfig, validation_message
+from bookend_rag.errors import shown
+from bookend_rag.place import Bookend
+from bookend_rag.placement.result import Placement
+from bookend_rag.profiles.io import file_stamp
+from bookend_rag.tokens import TokenCounterLike
+from bookend_rag.tuned import load_config
+
+__all__ = [
+    "PLACEMENT_OPTIONS",
+    "SLOT_KEY",
+    "WEIGHT_KEY",
+    "AdapterConfig",
+    "Annotation",
+    "CheckedSettings",
+    "PlacerCache",
+    "first_slot_annotations",
+    "one_line_errors",
+    "shown",
+    "slot_annotations",
+    "top_n_as_top_k",
+    "validated_copy",
+    "with_config",
+]
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """pydantic's ``ValidationError`` spans several lines: raise one line naming each bad
+    setting and its value instead (the adapters wrap construction and assignment in it)."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValueError(validation_message(exc)) from None
+
+
+def validated_copy(copied: M, update: Mapping[str, Any] | None) -> M:
+    """``copied`` (a fresh ``model_copy``) with ``update`` applied and checked as the constructor
+    checks settings: pydantic's ``model_copy(update=...)`` skips validation, so a typo would be
+    ignored.
+
+    Raises:
+        ValueError: an unknown setting or a bad value, named in the message.
+    """
+    if not update:
+        return copied
+    if not isinstance(update, Mapping):
+        raise ValueError(f"update must be a mapping of settings, got update={update!r}")
+    settings = {name: getattr(copied, name) for name in copied.model_fields_set}
+    return type(copied)(**{**settings, **update})
+
+
+def with_config(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """An adapter's keyword arguments with ``config`` (a :class:`~bookend_rag.PlacementConfig`, a
+    config or ``tuned.json`` path, its JSON text or a mapping: :func:`bookend_rag.load_config`)
+    replaced by its placement settings; the settings given beside it override the config's, and a
+    ``model`` other than the one a tuned config was measured on warns.
+
+    Raises:
+        ValueError: one line naming ``config=`` and the value (a missing file, not JSON, not a
+            placement config).
+    """
+    given = dict(settings)
+    config = given.pop("config", None)
+    if config is None:
+        return given
+    tuned = load_config(config)
+    tuned.warn_if_other_model(model=given.get("model"), stacklevel=4)
+    return {**dict(tuned.config), **given}
+
+
+def top_n_as_top_k(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` with ``top_n`` (the name LangChain's and LlamaIndex's rerankers give the
+    number of results to keep) given as ``top_k``.
+
+    Raises:
+        ValueError: both given, with different values.
+    """
+    given = dict(settings)
+    if "top_n" not in given:
+        return given
+    top_n = given.pop("top_n")
+    if "top_k" in given and given["top_k"] != top_n:
+        raise ValueError(
+            f"top_n={top_n!r} and top_k={given['top_k']!r}: top_n is another name for top_k, "
+            "give one"
+        )
+    given["top_k"] = top_n
+    return given
+
+
+class CheckedSettings(BaseModel):
+    """What a pydantic adapter does to its settings: ``config=`` read (:func:`with_config`), and
+    construction, assignment and :meth:`model_copy` checked, with one-line errors.
+
+    ``top_n``, the name the frameworks' rerankers use, is accepted for ``top_k`` (at
+    construction, in :meth:`model_copy` and as an attribute). On a frozen adapter an assignment
+    raises one line that points to :meth:`model_copy`.
+
+    Put it first among the adapter's bases: a framework base's own ``__init__`` would otherwise
+    run first and skip ``config=``.
+    """
+
+    def __init__(self, **settings: Any) -> None:
+        with one_line_errors():
+            super().__init__(**with_config(top_n_as_top_k(settings)))
+
+    @property
+    def top_n(self) -> int | None:
+        """``top_k`` under the name the frameworks' rerankers use."""
+        return self.__dict__["top_k"]  # type: ignore[no-any-return]
+
+    @top_n.setter
+    def top_n(self, value: int | None) -> None:
+        self.top_k = value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "top_n":
+            name = "top_k"
+        if self.model_config.get("frozen") and name in type(self).model_fields:
+            raise ValueError(
+                f"{type(self).__name__} is immutable: {name}={shown(value)} cannot be set; "
+                f".model_copy(update={{{name!r}: ...}}) returns a copy with it (checked like "
+                "the constructor)"
+            )
+        with one_line_errors():  # validated on assignment, say so in one line
+            super().__setattr__(name, value)
+
+    def model_copy(self: M, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> M:
+        """A copy, with ``update`` applied and checked as the constructor checks settings
+        (pydantic's ``model_copy`` skips validation, so a typo would be ignored).
+
+        Raises:
+            ValueError: an unknown setting or a bad value, named in the message.
+        """
+        return validated_copy(
+            super().model_copy(deep=deep), None if update is None else _top_k_update(update)
+        )
+
+
+def _top_k_update(update: Any) -> Any:
+    """A ``model_copy`` update with ``top_n`` given as ``top_k`` (anything else as it came, for
+    :func:`validated_copy` to refuse)."""
+    return top_n_as_top_k(update) if isinstance(update, Mapping) else update
+
+
+#: The settings of :class:`~bookend_rag.PlacementConfig`: the fields every adapter mirrors.
+PLACEMENT_OPTIONS: tuple[str, ...] = tuple(PlacementConfig.model_fields)
+
+#: Metadata key for the prompt slot (0 first).
+SLOT_KEY = "bookend_slot"
+#: Metadata key for the slot's influence weight (1.0 = uniform share).
+WEIGHT_KEY = "bookend_weight"
+
+Annotation = dict[str, int | float]
+
+
+def slot_annotations(placement: Placement[T]) -> list[Annotation]:
+    """``{SLOT_KEY: slot, WEIGHT_KEY: weight}`` for each prompt position, in prompt order (for
+    adapters that return annotated copies: a repeated chunk gets one per copy)."""
+    return [{SLOT_KEY: s.slot, WEIGHT_KEY: s.weight} for s in placement.slots]
+
+
+def first_slot_annotations(placement: Placement[T]) -> list[tuple[T, Annotation]]:
+    """Each distinct item (by identity) with the annotation of its first slot, in prompt order
+    (for adapters that annotate the caller's objects in place: a chunk repeated by
+    ``repeat_top`` is one object, and keeps its first slot)."""
+    seen: set[int] = set()
+    out: list[tuple[T, Annotation]] = []
+    for item, annotation in zip(placement.items, slot_annotations(placement), strict=True):
+        if id(item) not in seen:
+            seen.add(id(item))
+            out.append((item, annotation))
+    return out
+
+
+class PlacerCache(Generic[T]):
+    """The :class:`~bookend_rag.Bookend` for an adapter's current settings, rebuilt only when they
+    change (settings are compared by value; a profile file also by its state,
+    :func:`~bookend_rag.profiles.io.file_stamp`).
+
+    Args:
+        text: the text of an item.
+        source_of: the value of a source key on an item (``None`` when it has none).
+    """
+
+    def __init__(
+        self, text: Callable[[T], str], source_of: Callable[[T, str], Hashable | None]
+    ) -> None:
+        self._text = text
+        self._source_of = source_of
+        self._key: tuple[Any, ...] | None = None
+        self._placer: Bookend[T] | None = None
+
+    def placer(
+        self,
+        settings: Mapping[str, Any],
+        *,
+        source_key: str | None = None,
+        token_counter: TokenCounterLike = None,
+    ) -> Bookend[T]:
+        """The placer for ``settings`` (the fields of :class:`~bookend_rag.PlacementConfig`).
+
+        Raises:
+            ValueError: a bad or unknown setting, named in the message.
+        """
+        key = (
+            tuple(settings.items()),
+            file_stamp(settings.get("model")),
+            source_key,
+            token_counter,
+        )
+        if self._placer is None or self._key != key:
+            source_of = self._source_of
+            source = None if source_key is None else (lambda item: source_of(item, source_key))
+            self._placer = Bookend.from_config(
+                PlacementConfig(**settings),
+                token_counter=token_counter,
+                text=self._text,
+                source=source,
+            )
+            self._key = key
+        return self._placer
+
+
+class AdapterConfig(PlacementConfig):
+    """The settings of a pydantic framework adapter: every placement setting, and the adapter's
+    own (``source_key``, ``token_counter``, ``annotate``).
+
+    A subclass says how to read its items (:meth:`item_text`, :meth:`item_source`); :meth:`placer`
+    then gives the :class:`~bookend_rag.Bookend` for the settings as they are at each call.
+    """
+
+    source_key: str | None = Field(
+        default=None,
+        description="Metadata key of a source: items sharing a value keep their input order.",
+    )
+    token_counter: Any = Field(
+        default=None,
+        exclude=True,
+        description="A callable str -> int or a tokenizer object; not serialised (the "
+        "tokenizer setting is) and it overrides tokenizer.",
+    )
+    annotate: bool = Field(
+        default=False,
+        description="Write bookend_slot and bookend_weight into each returned item's metadata "
+        "(this modifies the caller's objects; nothing else does).",
+    )
+
+    _placers: PlacerCache[Any] | None = PrivateAttr(default=None)
+
+    @staticmethod
+    def item_text(item: Any) -> str:
+        """The text of an item, as the LLM sees it."""
+        raise NotImplementedError
+
+    @staticmethod
+    def item_source(item: Any, key: str) -> Hashable | None:
+        """The value of metadata ``key`` on an item (``None`` when it has none)."""
+        raise NotImplementedError
+
+    def current_token_counter(self) -> TokenCounterLike:
+        """The token counter for this call (``token_counter``; adapters may know a default)."""
+        return self.token_counter  # type: ignore[no-any-return]
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Check what only a placer checks (a callable token counter, a tokenizer name)."""
+        self.placer()
+
+    def placer(self, question: str | None = None) -> Bookend[Any]:
+        """The :class:`~bookend_rag.Bookend` for the current settings (with ``question`` counted
+        after the items when ``count_question`` is on).
+
+        Raises:
+            ValueError: a bad setting (``model_copy(update=...)`` skips validation).
+        """
+        if self._placers is None:
+            self._placers = PlacerCache(self.item_text, self.item_source)
+        values = self.__dict__  # the fields, without pydantic's attribute machinery
+        settings = {name: values[name] for name in PLACEMENT_OPTIONS}
+        placer = self._placers.placer(
+            settings, source_key=self.source_key, token_counter=self.current_token_counter()
+        )
+        return placer.with_question(question)

@@ -1,0 +1,66 @@
+"""The lab: everything that runs a model (the ``validate`` extra: torch, transformers).
+
+The lab imports the core (:mod:`bookend`) and is never imported by it, except lazily:
+``bookend_rag.evaluate`` and the ``bookend validate``, ``calibrate``, ``eval`` and ``tune``
+subcommands. Importing this package imports nothing heavy; :func:`evaluate`, :func:`tune`,
+:func:`calibrate`, :func:`validate_influence` and :func:`load_scorer` are loaded on first use.
+Layers, top down:
+
+- :mod:`~bookend_rag.lab.cli`: the subcommands; parse and call one experiment.
+- :mod:`~bookend_rag.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``,
+  ``tune``:
+  library functions, each a short pipeline of named steps.
+- :mod:`~bookend_rag.lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
+- :mod:`~bookend_rag.lab.fitting`: fits of the theory and of profiles, the held-back check.
+- :mod:`~bookend_rag.lab.influence`: the Jacobian-norm influence measurement of the validator.
+- :mod:`~bookend_rag.lab.strategies`, :mod:`~bookend_rag.lab.frameworks`: the orders compared
+  (bookend,
+  LangChain, LlamaIndex, Haystack, retrieval order, random, oracle).
+- :mod:`~bookend_rag.lab.metrics`: per-item metrics of a scored prompt;
+  :mod:`~bookend_rag.lab.stats`: every interval.
+- :mod:`~bookend_rag.lab.items`: one item type, one prompt renderer, the suites (``hard``,
+  ``lookup``, ``nq``) and the JSONL format.
+- :mod:`~bookend_rag.lab.retrieval`: BM25, MiniLM or given scores rank an item's documents.
+- :mod:`~bookend_rag.lab.models`: the scorer interface, the call cache, local weights.
+- :mod:`~bookend_rag.lab.progress`, :mod:`~bookend_rag.lab.deps`: progress bars; the extra's import
+  guard.
+
+Where a newcomer adds: a scorer backend in :mod:`bookend_rag.lab.models` (a class with the
+:class:`~bookend_rag.lab.models.Scorer` members), an item suite in
+:mod:`bookend_rag.lab.items.suites`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "CalibrationResult",
+    "EvalResult",
+    "TuneResult",
+    "calibrate",
+    "evaluate",
+    "load_scorer",
+    "tune",
+    "validate_influence",
+]
+
+_HOMES = {
+    "CalibrationResult": "bookend_rag.lab.experiments.calibrate",
+    "EvalResult": "bookend_rag.lab.experiments.evaluate",
+    "calibrate": "bookend_rag.lab.experiments.calibrate",
+    "evaluate": "bookend_rag.lab.experiments.evaluate",
+    "load_scorer": "bookend_rag.lab.models",
+    "TuneResult": "bookend_rag.lab.experiments.tune",
+    "tune": "bookend_rag.lab.experiments.tune",
+    "validate_influence": "bookend_rag.lab.experiments.validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The experiments import scipy, the report modules and, when run, torch: load them on first
+    # use so that the command line (which imports bookend_rag.lab.cli) starts fast.
+    if name in _HOMES:
+        return getattr(import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'bookend_rag.lab' has no attribute {name!r}")

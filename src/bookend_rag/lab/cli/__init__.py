@@ -1,0 +1,29 @@
+"""The lab's subcommands of ``bookend``: each module parses its arguments and calls one
+experiment of :mod:`bookend_rag.lab.experiments`; nothing here imports torch.
+
+- :mod:`~bookend_rag.lab.cli.validate`: ``bookend validate`` (the influence validator).
+- :mod:`~bookend_rag.lab.cli.calibrate`: ``bookend calibrate`` (slot table and fitted profile).
+- :mod:`~bookend_rag.lab.cli.eval`: ``bookend eval`` (does placement help on your model and data?).
+- :mod:`~bookend_rag.lab.cli.tune`: ``bookend tune`` (the placement for your model and data, chosen
+  by
+  measurement).
+- :mod:`~bookend_rag.lab.cli.runs`: the arguments ``eval`` and ``tune`` share.
+- :mod:`~bookend_rag.lab.cli.common`: the extra's guard, torch threads, argument types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bookend_rag.lab.cli import calibrate, eval, tune, validate
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``validate``, ``calibrate``, ``eval`` and ``tune`` to an ``argparse`` subparsers
+    object."""
+    validate.register(subparsers)
+    calibrate.register(subparsers)
+    eval.register(subparsers)
+    tune.register(subparsers)

@@ -1,0 +1,154 @@
+"""What ``bookend eval`` and ``bookend tune`` share: both score orders of items on a model, so
+they take the same model, items and output arguments, check them alike and pass them on alike.
+The model is local ``--weights`` or a served one (``--endpoint``,
+:mod:`bookend_rag.lab.cli.endpoint`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bookend_rag.lab.cli.common import add_template_option
+from bookend_rag.lab.cli.endpoint import add_endpoint_options, endpoint_scorer, served_theory
+from bookend_rag.lab.items.suites import SUITES
+
+if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
+    from bookend_rag.lab.models.endpoint import ServedScorer
+
+__all__ = [
+    "DOCS",
+    "ITEMS",
+    "add_run_arguments",
+    "check_counts",
+    "print_result",
+    "run_arguments",
+    "served_scorer",
+]
+
+#: Documents per built-in item and built-in items when not told (K = 10, 60 items).
+DOCS = 10
+ITEMS = 60
+
+
+def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> None:
+    """The model, items and output arguments of a run (``split`` and ``out``: the defaults)."""
+    p.add_argument(
+        "--weights",
+        help="local model directory, .gguf file, 'smollm2' or 'gemma3-270m' (default: smollm2)",
+    )
+    p.add_argument("--items-file", help="JSONL items (see README); default: built-in items")
+    p.add_argument(
+        "--suite",
+        choices=sorted(SUITES),
+        default="hard",
+        help="built-in items: generated hard items, plain generated lookups, real "
+        "NaturalQuestions passages among retrieved hard negatives, or real ISO 3166-2 "
+        "look-alike records (default hard)",
+    )
+    p.add_argument("--docs", type=int, help=f"documents per built-in item (default {DOCS})")
+    p.add_argument("--items", type=int, help=f"built-in items (default {ITEMS})")
+    p.add_argument("--seed", type=int, default=0, help="item generator and shuffle seed")
+    p.add_argument(
+        "--split",
+        choices=("calibration", "selection", "evaluation"),
+        default=split,
+        help=f"built-in items' split (default {split})",
+    )
+    p.add_argument(
+        "--retriever",
+        action="append",
+        choices=("bm25", "minilm", "file"),
+        help="repeatable; items take them in turn (default: file scores, else bm25 and minilm)",
+    )
+    p.add_argument(
+        "--theory",
+        help="model spec of the theory orders (default: from the config; with --endpoint, the "
+        "preset that --served-model names)",
+    )
+    p.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="cpu",
+        help="where the model runs (default cpu); auto takes CUDA when there is a GPU",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=("float32", "bfloat16", "float16"),
+        default="float32",
+        help="precision of the weights (default float32); bfloat16 ran 1.5x faster on a CPU "
+        "with AVX-512 BF16 and gave tune the same decision (bench/RESULTS.md)",
+    )
+    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    add_template_option(p)
+    p.add_argument(
+        "--current",
+        choices=("retrieval", "langchain", "llamaindex", "haystack"),
+        default="retrieval",
+        help="the order you use today, which every order is compared with: your retriever's "
+        "order, or that framework's reorderer (default retrieval); tune keeps bookend's "
+        "default only when it is not measurably behind it",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="score nothing: print the requests, model calls and prompt tokens the run would "
+        "spend (the tokenizer of --weights or of the served model counts them)",
+    )
+    p.add_argument("--out", default=out, help=f"output directory (default {out})")
+    p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_endpoint_options(p)
+
+
+def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
+    """Refuse a count below 1 among ``options`` (attribute names), naming its option."""
+    for option in options:
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
+
+
+def served_scorer(args: argparse.Namespace) -> ServedScorer | None:
+    """The scorer of ``--endpoint`` (its calls cached in ``--cache``, default ``OUT/calls.jsonl``),
+    or ``None`` for local weights; the caller closes it."""
+    if not args.endpoint:
+        return None
+    return endpoint_scorer(args, args.cache or Path(args.out) / "calls.jsonl")
+
+
+def run_arguments(args: argparse.Namespace, scorer: ServedScorer | None) -> dict[str, Any]:
+    """The keyword arguments of :func:`~bookend_rag.lab.experiments.evaluate.evaluate` and
+    :func:`~bookend_rag.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed (the items
+    file, K and the number of items aside), with ``scorer`` (:func:`served_scorer`) as the model
+    when given; status lines go to stderr."""
+    command = args.command_name
+    return {
+        "suite": args.suite,
+        "scorer": scorer,
+        "weights": args.weights or "smollm2",
+        "device": args.device,
+        "dtype": args.dtype,
+        "cache": args.cache,
+        "seed": args.seed,
+        "split": args.split,
+        "retrievers": args.retriever,
+        "theory": args.theory or (served_theory(args) if scorer else None),
+        "template": args.template,
+        "current": args.current,
+        "dry_run": args.dry_run,
+        "out_dir": args.out,
+        "progress": not args.no_progress,
+        "log": lambda message: print(f"bookend {command}: {message}", file=sys.stderr),
+    }
+
+
+def print_result(markdown: str, files: Sequence[object]) -> int:
+    """The report on stdout, the files written on stderr; exit code 0."""
+    print(markdown)
+    for path in files:
+        print(f"wrote {path}", file=sys.stderr)
+    return 0

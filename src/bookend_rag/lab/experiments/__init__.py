@@ -1,0 +1,16 @@
+"""The lab's experiments as library functions, each a short pipeline of named steps.
+
+- :mod:`~bookend_rag.lab.experiments.validate`: :func:`validate_influence` (``bookend validate``).
+- :mod:`~bookend_rag.lab.experiments.calibrate`: :func:`calibrate` (``bookend calibrate``).
+- :mod:`~bookend_rag.lab.experiments.evaluate`: :func:`evaluate` (``bookend eval``).
+- :mod:`~bookend_rag.lab.experiments.tune`: :func:`tune` (``bookend tune``), with its steps:
+  :mod:`~bookend_rag.lab.experiments.folds`, :mod:`~bookend_rag.lab.experiments.measured_slots`,
+  :mod:`~bookend_rag.lab.experiments.candidates`, :mod:`~bookend_rag.lab.experiments.race`, and
+  :mod:`~bookend_rag.lab.experiments.budget` and :mod:`~bookend_rag.lab.experiments.judging`, what
+  they
+  share.
+- :mod:`~bookend_rag.lab.experiments.trials`: the steps ``evaluate`` and ``tune`` chain (rank, plan,
+  score, record, curve, oracle), for any experiment that compares orders of items.
+- :mod:`~bookend_rag.lab.experiments.setup`: what ``evaluate`` and ``tune`` set up before scoring
+  (families, scorer, call cache, theory spec, model hash) and how they record their items.
+"""

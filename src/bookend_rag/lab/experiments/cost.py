@@ -1,0 +1,72 @@
+"""The cost of a run, stated before it is spent (``--dry-run``): requests and prompt tokens.
+
+A hosted API bills the prompt tokens of every request, so the cost of a decision is what to
+know before making it. :func:`estimate` prices a plan (prompt -> continuations) on the scorer's
+tokenizer: the distinct prompts, those not yet in the call cache (the calls a run would make) and
+their tokens (:func:`~bookend_rag.lab.experiments.budget.request_tokens`). For ``bookend eval`` the
+plan is the run's own (exact, the oracle's one extra prompt per item aside); for ``bookend tune``
+it is an upper bound (every candidate on every item; the race eliminates candidates and stops at
+the budget), capped by ``--max-calls`` and ``--max-tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bookend_rag.lab.experiments.budget import request_tokens
+from bookend_rag.lab.models.scorer import Prompt, Scorer
+
+__all__ = ["Estimate", "estimate"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a plan would spend.
+
+    Attributes:
+        requests: distinct prompts the plan asks for.
+        calls: of those, the ones not in the call cache (model calls).
+        prompt_tokens: the prompt tokens of those calls.
+        upper_bound: whether the figures are a bound rather than the plan itself.
+        tokenizer: whose tokens are counted (the scorer's model id).
+    """
+
+    requests: int
+    calls: int
+    prompt_tokens: int
+    upper_bound: bool
+    tokenizer: str
+
+    def capped(self, max_calls: int | None, max_tokens: int | None) -> Estimate:
+        """The estimate within a run's budget: a run stops when either limit is reached."""
+        calls = self.calls if max_calls is None else min(self.calls, max_calls)
+        tokens = self.prompt_tokens if max_tokens is None else min(self.prompt_tokens, max_tokens)
+        if calls < self.calls and self.calls:  # the tokens of the calls the budget allows
+            tokens = min(tokens, round(self.prompt_tokens * calls / self.calls))
+        bound = self.upper_bound or (calls, tokens) != (self.calls, self.prompt_tokens)
+        return Estimate(self.requests, calls, tokens, bound, self.tokenizer)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's ``dry_run`` entry."""
+        return asdict(self)
+
+    def markdown(self, command: str) -> str:
+        """One paragraph for the terminal."""
+        at_most = "at most " if self.upper_bound else ""
+        return (
+            f"## bookend {command} --dry-run\n\n"
+            f"{self.requests:,} distinct prompts; {at_most}{self.calls:,} model calls (the rest "
+            f"are in the call cache) and {at_most}{self.prompt_tokens:,} prompt tokens "
+            f"(counted by {self.tokenizer}'s tokenizer). Nothing was scored.\n"
+        )
+
+
+def estimate(
+    scorer: Scorer, plan: Mapping[Prompt, Sequence[str]], *, upper_bound: bool
+) -> Estimate:
+    """Price ``plan`` (prompt -> continuations) on ``scorer``'s tokenizer and call cache."""
+    todo = [(p, c) for p, c in plan.items() if not scorer.is_cached(p, c)]
+    tokens = sum(request_tokens(scorer, p, c) for p, c in todo)
+    return Estimate(len(plan), len(todo), tokens, upper_bound, scorer.model_id)

@@ -1,0 +1,292 @@
+"""``bookend_rag.evaluate``: does placement help on *your* model and data?
+
+For every item, the retriever it is assigned ranks its documents and every strategy orders them;
+the model scores the gold answer after each resulting prompt (identical prompts share one call,
+and calls are cached on disk); the scores are compared item by item. The steps are those of
+:mod:`bookend_rag.lab.experiments.trials`; the result is a versioned JSON report
+(:mod:`bookend_rag.lab.report.evaluation`), a Markdown table and PNG figures.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bookend_rag
+from bookend_rag.lab.experiments.cost import estimate
+from bookend_rag.lab.experiments.reuse import CHECKED, load_known_scores
+from bookend_rag.lab.experiments.setup import (
+    DEFAULT_FAMILIES,
+    call_cache,
+    default_model,
+    describe,
+    run_families,
+    scorer_of,
+    source_settings,
+    templated,
+    theory_spec,
+    warn_on_other_models,
+)
+from bookend_rag.lab.experiments.trials import (
+    Measured,
+    Ranked,
+    Results,
+    Trial,
+    gold_ranks,
+    plan_trials,
+    retriever_names,
+    reused_metrics,
+    run_trials,
+)
+from bookend_rag.lab.items.item import Item
+from bookend_rag.lab.items.suites import load_items
+from bookend_rag.lab.items.template import TemplateLike, template_of
+from bookend_rag.lab.metrics import metric_names, primary_metric
+from bookend_rag.lab.models import Scorer
+from bookend_rag.lab.models.endpoint import endpoint_settings
+from bookend_rag.lab.models.scorer import capabilities
+from bookend_rag.lab.report.evaluation import build_report, markdown, write
+from bookend_rag.lab.strategies import eval_strategies
+
+#: The baselines a user may have today (``evaluate(current=...)``).
+CURRENT_BASELINES = ("retrieval", "langchain", "llamaindex", "haystack")
+
+__all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` returns.
+
+    Attributes:
+        report: the JSON report (fields documented in :mod:`bookend_rag.lab.report.evaluation`).
+        markdown: the Markdown tables.
+        files: the files written (empty without ``out_dir``).
+        calls: model calls made by this run (cache misses).
+    """
+
+    report: dict[str, Any]
+    markdown: str
+    files: list[Path] = field(default_factory=list)
+    calls: int = 0
+
+
+def evaluate(
+    items: str | Path | Sequence[Item] | None = None,
+    *,
+    suite: str = "hard",
+    scorer: Scorer | None = None,
+    weights: str | Path = "smollm2",
+    device: str = "cpu",
+    dtype: str = "float32",
+    cache: str | Path | None = None,
+    k: int = 10,
+    n_items: int = 100,
+    seed: int = 0,
+    families: Sequence[str] | None = None,
+    split: str = "evaluation",
+    retrievers: Sequence[str] | None = None,
+    profiles: Mapping[
+        str, bookend_rag.ModelLike | bookend_rag.PlacementConfig | bookend_rag.TunedConfig
+    ]
+    | None = None,
+    theory: bookend_rag.ModelLike | None = None,
+    random_draws: int = 3,
+    oracle: bool = True,
+    reuse: str | Path | None = None,
+    template: TemplateLike = None,
+    current: str = "retrieval",
+    dry_run: bool = False,
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> EvalResult:
+    """Compare placement strategies on a model and items; see ``bookend eval --help``.
+
+    Args:
+        items: a JSONL path (format in :mod:`bookend_rag.lab.items.item`), a list of
+            :class:`~bookend_rag.lab.items.item.Item`, or ``None`` for the first ``n_items`` items
+            of
+            ``k`` documents of ``suite`` (:mod:`bookend_rag.lab.items.suites`: ``hard``, ``lookup``
+            or ``nq``; ``seed``, ``families`` and ``split`` select them, ``families`` by default
+            :data:`DEFAULT_FAMILIES` for the generated suites).
+        scorer: the model (:class:`~bookend_rag.lab.models.Scorer`); default: ``weights`` loaded
+            in-process (a local model directory, a ``.gguf`` file, ``"smollm2"`` or
+            ``"gemma3-270m"``) on ``device`` in ``dtype``, its calls cached in ``cache``
+            (default ``out_dir/calls.jsonl``; in memory without ``out_dir``).
+        retrievers: from ``"bm25"``, ``"minilm"``, ``"file"`` (the documents' own scores);
+            items take them in turn. Default: ``"file"`` when every document has a score, else
+            BM25 and MiniLM.
+        profiles: extra bookend strategies ``"bookend-NAME"``: a profile path, preset or object,
+            a :class:`~bookend_rag.PlacementConfig` (its profile with its other settings), or a
+            :class:`~bookend_rag.TunedConfig` (:func:`bookend_rag.load_config` of a ``tuned.json``),
+            which warns when the weights' SHA-256 is not the one it was tuned on.
+        theory: the model for ``bookend-theory`` and ``bookend-rank-only``; default: the theory
+            spec read from the local model's config (its depth).
+        random_draws: seeded random orders per item, averaged (the ``random`` strategy).
+        oracle: add the oracle (the gold document in the best slot of the measured position
+            curve, the other documents in retrieval order).
+        reuse: a previous ``report.json`` of this model on these items: every ``(item, order)``
+            it scored takes its metrics from there, and only new orders call the model
+            (:mod:`~bookend_rag.lab.experiments.reuse`; a few are rescored first as a check).
+        template: the prompt the items are rendered into (:mod:`~bookend_rag.lab.items.template`): a
+            Jinja2 template file (``.json``: chat messages), a LangChain, LlamaIndex or Haystack
+            prompt object, or ``None`` for bookend's own completion prompt. Loaded and checked
+            before the model; the report records its name and hash.
+        current: the order the user has today, which the report's verdicts lead with:
+            ``"retrieval"`` (the retriever's order), ``"langchain"``, ``"llamaindex"`` or
+            ``"haystack"`` (that framework's reorderer).
+        dry_run: score nothing: the report's ``dry_run`` states the requests, model calls and
+            prompt tokens the run would spend (:mod:`~bookend_rag.lab.experiments.cost`).
+        out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
+        progress: show tqdm progress bars (on stderr).
+        log: where to send one-line status messages (default: nowhere).
+
+    Raises:
+        ValueError: for malformed items, unknown retrievers or suites, bad sizes, a scorer
+            without a model config and no ``theory``, or a ``reuse`` report of another model or
+            items.
+    """
+    say = log or (lambda _message: None)
+    if current not in CURRENT_BASELINES:
+        raise ValueError(f"current must be one of {CURRENT_BASELINES}, got current={current!r}")
+    if random_draws < 1:
+        raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
+    started = time.perf_counter()
+    prompt = template_of(template)
+    chosen = run_families(suite, families)
+    loaded = load_items(
+        items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
+    )
+    source = source_settings(items, suite, k, len(loaded), seed, chosen, split)
+    loaded = templated(loaded, prompt)
+    names = retriever_names(loaded, retrievers)
+    cached = call_cache(cache, out_dir)
+    scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
+    warn_on_other_models((profiles or {}).values(), scorer, prompt)
+    load_seconds = time.perf_counter() - started
+    spec = theory_spec(theory, scorer)
+    say(f"ranking {len(loaded)} items with {', '.join(names)}")
+    ranked = Ranked.of(loaded, names)
+    strategies = eval_strategies(spec, profiles or {}, default=default_model(theory, scorer))
+    trials = plan_trials(
+        loaded,
+        ranked.per_item,
+        strategies,
+        scorer.token_length,
+        random_draws=random_draws,
+        seed=seed,
+    )
+    say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
+    if dry_run:
+        plan = {t.prompt: loaded[t.item].continuations for t in trials}
+        cost = estimate(scorer, plan, upper_bound=False)
+        return EvalResult(report={"dry_run": cost.to_json()}, markdown=cost.markdown("eval"))
+    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
+    known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
+    if known is not None:
+        taken = sum(map(bool, reused_metrics(known, loaded, trials)))
+        checked = min(taken, CHECKED)
+        say(f"{taken} of {len(trials)} trials scored in {known.source}; {checked} rescored")
+    measured = run_trials(
+        scorer,
+        loaded,
+        ranked.per_item,
+        trials,
+        metrics,
+        oracle=oracle,
+        progress=progress,
+        known=known,
+    )
+    settings = source | _design(names, random_draws, oracle, profiles, spec, device, dtype)
+    settings["template"] = prompt.to_json()
+    settings["current"] = current
+    settings["endpoint"] = endpoint_settings(scorer)
+    settings["reused"] = None if known is None else known.source
+    timing = _timing(started, load_seconds, measured.trials, scorer.calls)
+    report = _report(scorer.model_id, settings, loaded, ranked, measured, metrics, timing)
+    text = markdown(report)
+    files = [] if out_dir is None else write(report, text, Path(out_dir))
+    return EvalResult(report=report, markdown=text, files=files, calls=scorer.calls)
+
+
+def _design(
+    retrievers: Sequence[str],
+    random_draws: int,
+    oracle: bool,
+    profiles: Mapping[
+        str, bookend_rag.ModelLike | bookend_rag.PlacementConfig | bookend_rag.TunedConfig
+    ]
+    | None,
+    theory: bookend_rag.ModelLike,
+    device: str,
+    dtype: str,
+) -> dict[str, Any]:
+    """The settings that say what was compared, and on what."""
+    return {
+        "retrievers": list(retrievers),
+        "random_draws": random_draws,
+        "oracle": oracle,
+        "profiles": {name: describe(p) for name, p in (profiles or {}).items()},
+        "theory": str(theory),
+        "device": device,
+        "dtype": dtype,
+    }
+
+
+def _report(
+    model_id: str,
+    settings: dict[str, Any],
+    items: Sequence[Item],
+    ranked: Ranked,
+    measured: Measured,
+    metrics: Sequence[str],
+    timing: dict[str, Any],
+) -> dict[str, Any]:
+    """The JSON report of a run (:func:`~bookend_rag.lab.report.evaluation.build_report`)."""
+    return build_report(
+        model_id=model_id,
+        settings=settings,
+        metrics=metrics,
+        primary=primary_metric(metrics),
+        item_rows=_item_rows(items, ranked, measured.results),
+        rankings=gold_ranks(items, ranked.rankings),
+        position_curve=measured.curve,
+        timing=timing,
+    )
+
+
+def _item_rows(items: Sequence[Item], ranked: Ranked, results: Results) -> list[dict[str, Any]]:
+    """The report's per-item rows: id, family, K, retriever, the gold's rank and the results."""
+    return [
+        {
+            "id": item.item_id,
+            "family": item.family,
+            "k": len(item.documents),
+            "retriever": retriever,
+            "gold_rank": None if item.gold is None else ranking.rank_of(item.gold),
+            "results": per_strategy,
+        }
+        for item, retriever, ranking, per_strategy in zip(
+            items, ranked.assigned, ranked.per_item, results, strict=True
+        )
+    ]
+
+
+def _timing(
+    started: float, load_seconds: float, trials: Sequence[Trial], calls: int
+) -> dict[str, Any]:
+    """Wall time, prompts asked for and distinct, model calls and seconds per call."""
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": seconds,
+        "load_seconds": load_seconds,
+        "requests": len(trials),
+        "distinct_prompts": len({t.prompt for t in trials}),
+        "model_calls": calls,
+        "seconds_per_call": (seconds - load_seconds) / calls if calls else math.nan,
+    }

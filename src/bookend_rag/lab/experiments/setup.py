@@ -1,0 +1,171 @@
+"""What an experiment that compares orders sets up before it scores, and how it records its
+inputs: the template families of its items, its scorer (given, or local weights loaded with a
+call cache), the theory spec and the hash of the model; the settings that name its items.
+``evaluate`` and ``tune`` share these steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import bookend_rag
+from bookend_rag.lab.items.item import Item
+from bookend_rag.lab.items.suites import SUITES
+from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
+from bookend_rag.lab.models import LocalScorer, Scorer, load_scorer
+from bookend_rag.lab.models.weights import weights_sha256
+from bookend_rag.profiles.measured import measured_file
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "call_cache",
+    "default_model",
+    "describe",
+    "model_sha256",
+    "run_families",
+    "scorer_of",
+    "source_settings",
+    "templated",
+    "theory_spec",
+    "warn_on_other_models",
+]
+
+#: Template families of the generated suites in a run; ``product`` and ``pet_colour`` stay out so
+#: a profile calibrated on these two can be evaluated on templates it never saw (a transfer check).
+DEFAULT_FAMILIES = ("birthplace", "access_code")
+
+
+def run_families(suite: str, families: Sequence[str] | None) -> Sequence[str] | None:
+    """The template families of a run: as given, or :data:`DEFAULT_FAMILIES` for a generated
+    suite (an unknown suite is reported when its items are built)."""
+    if families is not None:
+        return families
+    templated = suite in SUITES and SUITES[suite].templated
+    return DEFAULT_FAMILIES if templated else None
+
+
+def call_cache(cache: str | Path | None, out_dir: str | Path | None) -> Path | None:
+    """The call-cache file: as given, else ``out_dir/calls.jsonl``, else none (in memory)."""
+    if cache is not None:
+        return Path(cache)
+    return None if out_dir is None else Path(out_dir) / "calls.jsonl"
+
+
+def scorer_of(
+    scorer: Scorer | None,
+    weights: str | Path,
+    *,
+    device: str,
+    dtype: str,
+    cache: Path | None,
+    say: Callable[[str], None],
+) -> Scorer:
+    """``scorer`` when given, else the in-process scorer of ``weights`` through ``cache``."""
+    if scorer is not None:
+        return scorer
+    say(f"loading {weights} ({device}, {dtype})")
+    return load_scorer(weights, device=device, dtype=dtype, cache=cache)
+
+
+def theory_spec(theory: bookend_rag.ModelLike | None, scorer: Scorer) -> bookend_rag.ModelLike:
+    """The model of the theory strategies: as given, else the local model's own spec.
+
+    Raises:
+        ValueError: for a scorer whose architecture is not known here and no ``theory``.
+    """
+    if theory is not None:
+        return theory
+    if isinstance(scorer, LocalScorer):
+        return scorer.spec
+    raise ValueError(
+        f"theory must be given for scorer {scorer.model_id!r}, whose depth is not known here "
+        "(a preset such as 'llama-3.1-8b', a spec or a profile)"
+    )
+
+
+def default_model(theory: bookend_rag.ModelLike | None, scorer: Scorer) -> bookend_rag.ModelLike:
+    """What bookend's default places the model with: ``theory`` when given; for a local model
+    whose weights name a model bookend has measured (``bookend_rag.measured_models()``, by the file
+    or directory name), that name, so the shipped measured profile; else the theory spec."""
+    if theory is None and isinstance(scorer, LocalScorer):
+        name = Path(scorer.model.name).name
+        if measured_file(name) is not None:
+            return name
+    return theory_spec(theory, scorer)
+
+
+def model_sha256(scorer: Scorer) -> str | None:
+    """The SHA-256 of a local model's weights
+    (:func:`~bookend_rag.lab.models.weights.weights_sha256`
+    of the path it was loaded from); ``None`` for a scorer without local weights."""
+    if isinstance(scorer, LocalScorer) and Path(scorer.model.name).exists():
+        return weights_sha256(scorer.model.name)
+    return None
+
+
+def warn_on_other_models(
+    configs: Iterable[object], scorer: Scorer, template: PromptTemplate = BOOKEND_PROMPT
+) -> None:
+    """A ``UserWarning`` for every tuned config among ``configs`` whose recorded weights hash
+    (``provenance["model_sha256"]``) is not the hash of ``scorer``'s weights, or whose recorded
+    template hash is not ``template``'s: its choice was measured on another model or in another
+    prompt. The weights are hashed only when a config records a hash."""
+    tuned = [c for c in configs if isinstance(c, bookend_rag.TunedConfig)]
+    hashed = [c for c in tuned if c.model_sha256]
+    digest = model_sha256(scorer) if hashed else None
+    for config in hashed:
+        config.warn_if_other_model(sha256=digest, in_use=scorer.model_id, stacklevel=3)
+    for config in tuned:
+        config.warn_if_other_template(
+            template.sha256, template.name, recorded_default=BOOKEND_PROMPT.sha256, stacklevel=3
+        )
+
+
+def templated(items: Sequence[Item], template: PromptTemplate) -> list[Item]:
+    """``items`` rendered into ``template`` (bookend's own prompt leaves them as they are, so the
+    prompts, and so the call-cache keys, of earlier runs stay the same)."""
+    if template.sha256 == BOOKEND_PROMPT.sha256:
+        return list(items)
+    return [item.with_template(template) for item in items]
+
+
+def source_settings(
+    items: str | Path | Sequence[Item] | None,
+    suite: str,
+    k: int,
+    n_items: int,
+    seed: int,
+    families: Sequence[str] | None,
+    split: str,
+) -> dict[str, Any]:
+    """The settings that say which items were run (the suite's only for built-in items)."""
+    built_in = items is None
+    return {
+        "items": describe(items),
+        "suite": suite if built_in else None,
+        "k": k if built_in else None,
+        "n_items": n_items,
+        "seed": seed,
+        "families": list(families) if built_in and families is not None else None,
+        "split": split if built_in else None,
+    }
+
+
+def describe(source: Any) -> Any:
+    """How an input appears in the report's settings (a placement config: its JSON form)."""
+    if isinstance(source, bookend_rag.TunedConfig):
+        source = source.config
+    if isinstance(source, bookend_rag.PlacementConfig):
+        try:
+            return source.model_dump(mode="json")
+        except ValueError:  # a profile object without a JSON form
+            return repr(source)
+    if source is None:
+        return "built-in"
+    if isinstance(source, (str, Path)):
+        return str(source)
+    if isinstance(source, Sequence):
+        return "given"
+    return str(getattr(source, "label", None) or type(source).__name__)

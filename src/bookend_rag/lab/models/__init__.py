@@ -1,0 +1,48 @@
+"""Models behind one scorer interface: local weights in-process, and served endpoints.
+
+- :mod:`~bookend_rag.lab.models.scorer`: the :class:`Scorer` protocol every backend implements,
+  :class:`Continuations`, and :func:`~bookend_rag.lab.models.scorer.score_all`.
+- :mod:`~bookend_rag.lab.models.cache`: :class:`CallCache` (JSONL, resumable) and its key.
+- :mod:`~bookend_rag.lab.models.local`: the in-process transformers / GGUF model and its scorer.
+- :mod:`~bookend_rag.lab.models.weights`: named weights (``smollm2``, ``gemma3-270m``).
+- :mod:`~bookend_rag.lab.models.endpoint`: a model served over an OpenAI-compatible API
+  (:class:`~bookend_rag.lab.models.endpoint.EndpointScorer`, completions; the transport every served
+  scorer shares), :mod:`~bookend_rag.lab.models.chat` (chat prompts through
+  ``/v1/chat/completions``, with log-probabilities or generation only), and
+  :mod:`~bookend_rag.lab.models.llama_server`, the real servers their tests and benchmark start
+  (llama-cpp-python's and upstream llama.cpp's).
+
+A new backend is a class with the :class:`Scorer` attributes and methods that answers repeated
+requests from a :class:`CallCache`, and declares its
+:class:`~bookend_rag.lab.models.scorer.Capabilities` (what the experiments ask it instead of its
+class). :func:`load_scorer` loads local weights; the command line's
+``--endpoint`` makes a served scorer instead (:mod:`bookend_rag.lab.cli.endpoint`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bookend_rag.lab.models.cache import CallCache
+from bookend_rag.lab.models.local import LocalScorer, load_trained
+from bookend_rag.lab.models.scorer import Continuations, Scorer
+
+__all__ = ["CallCache", "Continuations", "LocalScorer", "Scorer", "load_scorer"]
+
+
+def load_scorer(
+    weights: str | Path,
+    *,
+    device: str = "cpu",
+    dtype: str = "float32",
+    cache: str | Path | None = None,
+) -> Scorer:
+    """The scorer of local ``weights`` (a model directory, a ``.gguf`` file or a named weight)
+    on ``device`` in ``dtype``, answering repeated calls from the JSONL ``cache`` (in memory
+    when ``None``).
+
+    Raises:
+        ValueError: for missing weights, or an unknown device or dtype.
+    """
+    model = load_trained(weights, device=device, dtype=dtype)
+    return LocalScorer(model, CallCache(cache))

@@ -1,0 +1,516 @@
+"""The placing API: :func:`reorder`, and :class:`Bookend`, its configured, reusable form.
+
+``Bookend.place`` reads top to bottom: the scores become relevance (:mod:`bookend_rag.relevance`),
+the items get token lengths (:mod:`bookend_rag.tokens`), ``top_k`` and the budget choose the chunks
+to keep (:mod:`bookend_rag.placement.selection`), the strategy orders them
+(:mod:`bookend_rag.placement.strategies`; by default the slots are ranked and the chunks sorted into
+them), and a :class:`~bookend_rag.Placement` holds the result.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Generic, NoReturn, TypeVar
+
+import numpy as np
+
+from bookend_rag.arrays import FloatArray, IntArray
+from bookend_rag.config import DEFAULT_MODEL, PlacementConfig
+from bookend_rag.inputs import equal_lengths, validate_lengths, validate_scores
+from bookend_rag.layout import Layout
+from bookend_rag.lookalikes import lookalike_groups
+from bookend_rag.placement.orders import rank_order
+from bookend_rag.placement.problem import Problem
+from bookend_rag.placement.result import Placement
+from bookend_rag.placement.selection import select_chunks
+from bookend_rag.placement.strategies import strategy_order
+from bookend_rag.profiles.base import InfluenceProfile
+from bookend_rag.profiles.io import ModelLike, file_stamp, model_notice, resolve_profile
+from bookend_rag.relevance import relevance
+from bookend_rag.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
+from bookend_rag.tuned import ConfigLike, load_config
+
+__all__ = ["Bookend", "reorder"]
+
+T = TypeVar("T")
+
+Getter = Callable[[Any], Any] | str | None
+
+
+def _getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
+    """A callable from a callable, an attribute name / mapping key, or ``None``."""
+    if spec is None or callable(spec):
+        return spec
+    if isinstance(spec, str):
+        attr = operator.attrgetter(spec)
+
+        def get(item: Any) -> Any:
+            try:
+                return item[spec] if isinstance(item, Mapping) else attr(item)
+            except (KeyError, AttributeError):
+                what = "key" if isinstance(item, Mapping) else "attribute"
+                raise ValueError(
+                    f"{param}={spec!r}: an item of type {type(item).__name__} has no "
+                    f"{what} {spec!r}"
+                ) from None
+
+        return get
+    raise ValueError(f"{param} must be a callable, an attribute name or None, got {param}={spec!r}")
+
+
+def _item_list(items: Sequence[T]) -> list[T]:
+    """``items`` as a list; a string (which would be placed character by character), a mapping
+    or anything not iterable is refused."""
+    if isinstance(items, str | bytes | Mapping) or not hasattr(items, "__iter__"):
+        raise ValueError(
+            f"items must be a list or other sequence of chunks, got items={_short(items)}"
+        )
+    return list(items)
+
+
+def _source_keys(source: Callable[[Any], Any], items: list[T], chosen: Sequence[int]) -> list[Any]:
+    """The source key of each chosen item, checked to be hashable (keys are grouped)."""
+    keys = [source(items[i]) for i in chosen]
+    for i, key in zip(chosen, keys, strict=True):
+        try:
+            hash(key)
+        except TypeError:
+            raise ValueError(
+                f"source must give a hashable key (a string, a number or None); items[{i}] gave "
+                f"{_short(key)}"
+            ) from None
+    return keys
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` on one line, cut to 80 characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _pick(items: list[T], indices: list[int]) -> list[T]:
+    """``[items[i] for i in indices]``, at C speed for long lists."""
+    if len(indices) < 2:
+        return [items[i] for i in indices]
+    return list(operator.itemgetter(*indices)(items))
+
+
+class Bookend(Generic[T]):
+    """A configured placer: validate the settings once, then :meth:`place` many lists.
+
+    ``Bookend(model, **settings)``, or ``Bookend.from_config(config)``: the settings are the
+    fields of :class:`~bookend_rag.PlacementConfig` (unknown ones raise) and :attr:`config` holds
+    them; nothing else does. A placer is immutable: :meth:`with_settings` returns one with other
+    settings.
+
+    Args:
+        model: a model name as users type it (a preset name ``"llama-3.1-8b"``, a Hugging Face
+            id, an Ollama tag ``"llama3.1:8b"``, a served or API model name), a
+            :class:`~bookend_rag.ModelSpec` or ``{"depth", "attn_share"}`` spec, an influence
+            profile or its JSON object, a published curve (``"liu2023:gpt-3.5-turbo"``) or a
+            profile JSON path. A name bookend knows no architecture for (``"gpt-4o"``, a
+            fine-tune's name) places with the default order, with a ``UserWarning`` once per
+            process and name and the same line in ``Placement.notes``; a clear misspelling of a
+            preset name raises (:func:`bookend_rag.spec.resolve_model_name`).
+        token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
+            ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
+            name (see :func:`bookend_rag.tokens.load_tokenizer`), a callable, or an object with
+            ``encode``.
+        text: how to get an item's text (callable or attribute / key name); strings need none.
+        source: a source key per item (callable or attribute / key name): chunks sharing a key
+            keep their original relative order. ``None`` keys are unconstrained.
+        **settings: ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``,
+            ``budget``, ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
+            ``equal_lengths``, ``tokenizer``, ``exact_max_k``: see
+            :class:`~bookend_rag.PlacementConfig`. Every strategy keeps ``source`` groups in input
+            order; ``repeat_top`` copies the top chunk only when the budget and its source order
+            allow it (``Placement.notes`` says when not).
+
+    ``token_counter``, ``text`` and ``source`` say how to read the caller's items; a placer from
+    :meth:`with_settings` keeps them.
+
+    Raises:
+        ValueError: an unknown setting or a bad value, named in the message.
+    """
+
+    __slots__ = (
+        "_count",
+        "_layout",
+        "_notice",
+        "_profile",
+        "_source",
+        "_text",
+        "_token_counter",
+        "config",
+    )
+
+    config: PlacementConfig
+    _profile: InfluenceProfile
+    _notice: str | None
+    _layout: Layout
+    _token_counter: TokenCounterLike
+    _count: TokenCounter
+    _text: Callable[[Any], Any] | None
+    _source: Callable[[Any], Any] | None
+
+    def __init__(
+        self,
+        model: ModelLike = DEFAULT_MODEL,
+        *,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+        **settings: Any,
+    ) -> None:
+        config = PlacementConfig(model=model, **settings)
+        self._adopt(config, token_counter, _getter(text, "text"), _getter(source, "source"), None)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: ConfigLike,
+        *,
+        token_counter: TokenCounterLike = None,
+        text: Getter = None,
+        source: Getter = None,
+        **settings: Any,
+    ) -> Bookend[T]:
+        """A placer for ``config``: a :class:`~bookend_rag.PlacementConfig`, a config JSON file or
+        the ``tuned.json`` of ``bookend tune`` (a path), its JSON text or a mapping
+        (:func:`bookend_rag.load_config`). ``token_counter``, ``text`` and ``source`` are as in the
+        class.
+
+        ``settings`` (the fields of :class:`~bookend_rag.PlacementConfig`) override the config's:
+        ``Bookend.from_config("tuned.json", budget=2000)`` places with the tuned settings and
+        that budget. A ``model`` other than the one a tuned config was measured on warns
+        (:meth:`bookend_rag.TunedConfig.warn_if_other_model`).
+
+        Raises:
+            ValueError: one line naming ``config=`` and the value (a missing file, not JSON, not
+                a placement config), or an unknown setting or a bad value.
+        """
+        tuned = load_config(config)
+        chosen = tuned.config
+        if settings:
+            tuned.warn_if_other_model(model=settings.get("model"))
+            chosen = PlacementConfig(**{**dict(chosen), **settings})
+        placer: Bookend[T] = cls.__new__(cls)
+        placer._adopt(chosen, token_counter, _getter(text, "text"), _getter(source, "source"), None)
+        return placer
+
+    def _adopt(
+        self,
+        config: PlacementConfig,
+        token_counter: TokenCounterLike,
+        text: Callable[[Any], Any] | None,
+        source: Callable[[Any], Any] | None,
+        profile: InfluenceProfile | None,
+    ) -> None:
+        """Take ``config`` and what follows from it: the profile is resolved (a file read) here,
+        once, unless the caller already holds it."""
+        set_slot = object.__setattr__
+        set_slot(self, "config", config)
+        set_slot(self, "_profile", resolve_profile(config.model) if profile is None else profile)
+        set_slot(self, "_notice", model_notice(config.model))
+        set_slot(self, "_layout", config.layout)
+        set_slot(self, "_token_counter", token_counter)
+        counter = (
+            make_token_counter(config.tokenizer, setting="tokenizer")
+            if token_counter is None
+            else make_token_counter(token_counter)
+        )
+        set_slot(self, "_count", counter)
+        set_slot(self, "_text", text)
+        set_slot(self, "_source", source)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(
+            f"cannot set {name!r}: a Bookend is immutable; "
+            f"placer.with_settings({name}=...) returns a placer with another setting"
+        )
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete {name!r}: a Bookend is immutable")
+
+    def with_settings(self, **changes: Any) -> Bookend[T]:
+        """This placer with some settings changed (the fields of
+        :class:`~bookend_rag.PlacementConfig`,
+        validated as at construction).
+
+        Raises:
+            ValueError: an unknown setting or a bad value, named in the message.
+        """
+        config = PlacementConfig(**{**dict(self.config), **changes})
+        return self._derive(config)
+
+    def with_question(self, question: str | None) -> Bookend[T]:
+        """This placer with ``question``'s tokens added after the chunks when the setting
+        ``count_question`` is on (the per-call prompt layout of the adapters); else, or for
+        ``None`` or an empty question, the same placer."""
+        if not (question and self.config.count_question):
+            return self
+        suffix = self.config.suffix_tokens + self.count_tokens(question)
+        # A validated count plus a token count: no new validation needed.
+        return self._derive(self.config.model_copy(update={"suffix_tokens": suffix}))
+
+    def _derive(self, config: PlacementConfig) -> Bookend[T]:
+        placer: Bookend[T] = Bookend.__new__(type(self))
+        same_model = config.model == self.config.model
+        profile = self._profile if same_model else None
+        placer._adopt(config, self._token_counter, self._text, self._source, profile)
+        return placer
+
+    @property
+    def profile(self) -> InfluenceProfile:
+        """The influence profile ``config.model`` refers to."""
+        return self._profile
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` as this placer counts them (``token_counter``, ``tokenizer`` or the
+        four-characters approximation)."""
+        return int(self._count(text))
+
+    def __repr__(self) -> str:
+        config = self.config
+        return (
+            f"Bookend(model={self._profile.name!r}, strategy={config.strategy!r}, "
+            f"budget={config.budget!r}, repeat_top={config.repeat_top!r})"
+        )
+
+    def place(
+        self,
+        items: Sequence[T],
+        scores: Sequence[float | None] | None = None,
+        *,
+        lengths: Sequence[float] | None = None,
+    ) -> Placement[T]:
+        """Choose the prompt order of ``items``.
+
+        Args:
+            items: the chunks: strings, or any objects (see ``text``/``lengths``). Duplicates are
+                kept.
+            scores: per item relevance (higher is better unless ``distance=True``); without them,
+                or if any is ``None``, the input order is the relevance order (with a missing
+                score, ``Placement.notes`` says so: the other scores are not used).
+            lengths: per item whole token counts (>= 1); counted with ``token_counter`` when
+                omitted (a count below one counts as one), all 1 with ``equal_lengths``.
+
+        Returns:
+            A :class:`~bookend_rag.Placement`; every item appears once unless ``top_k`` or a budget
+            dropped it (see ``Placement.dropped``) or ``repeat_top`` repeated the top one.
+        """
+        config = self.config
+        if type(items) is not list:  # read only: a caller's list needs no copy
+            items = _item_list(items)
+        n = len(items)
+        raw = validate_scores(scores, n)
+        rel = relevance(raw, n, config.distance)
+        lens = self._lengths(items, lengths)
+        notes: list[str] = [] if self._notice is None else [self._notice]
+        if raw is None and scores is not None and n:
+            notes.append(_missing_scores_note(scores))
+        duplicates = self._lookalike_drops(items, rel) if config.drop_lookalikes else ()
+        kept, repeat_fits, cut_by_top_k = select_chunks(
+            rel,
+            lens,
+            top_k=config.top_k,
+            budget=config.budget,
+            repeat_top=config.repeat_top,
+            drop=duplicates,
+        )
+        chosen = range(n) if kept is None else kept.tolist()
+        groups = None if self._source is None else _source_keys(self._source, items, chosen)
+        if config.repeat_top and not repeat_fits and len(chosen) >= 2:
+            notes.append("repeat_top: no room in the budget for a second copy of the top chunk")
+        rel_kept, lens_kept = (rel, lens) if kept is None else (rel[kept], lens[kept])
+        local, repeated = self._arrange(rel_kept, lens_kept, groups, repeat_fits, notes)
+        if kept is None:
+            prompt = local.tolist()
+            dropped: tuple[int, ...] = ()
+        else:
+            prompt = kept[local].tolist()
+            dropped = tuple(sorted(set(range(n)) - set(kept.tolist())))
+        return Placement(
+            order=tuple(prompt),
+            items=_pick(items, prompt),
+            relevance=rel,
+            lengths=lens,
+            scores=raw,
+            dropped=dropped,
+            dropped_by_top_k=cut_by_top_k,
+            dropped_as_lookalikes=duplicates,
+            strategy=config.strategy,
+            profile=self._profile,
+            layout=self._layout,
+            weight_rule=config.weight_rule,
+            competition=config.competition,
+            repeated=repeated,
+            notes=tuple(notes),
+        )
+
+    def _lookalike_drops(self, items: list[T], relevance: FloatArray) -> tuple[int, ...]:
+        """Every item that is a look-alike of a more relevant one (ties: the earlier stays)."""
+        values = items if self._text is None else [self._text(item) for item in items]
+        texts = [v for v in values if isinstance(v, str)]
+        if len(texts) < len(values):
+            i = next(i for i, v in enumerate(values) if not isinstance(v, str))
+            raise ValueError(
+                f"drop_lookalikes=True compares texts: items[{i}] of type "
+                f"{type(items[i]).__name__} has none (pass text=)"
+            )
+        members: dict[int, list[int]] = {}
+        threshold = self.config.lookalike_threshold
+        for i, label in enumerate(lookalike_groups(texts, threshold=threshold)):
+            members.setdefault(label, []).append(i)
+        drops: list[int] = []
+        for group in members.values():
+            keep = max(group, key=lambda i: (relevance[i], -i))
+            drops.extend(i for i in group if i != keep)
+        return tuple(sorted(drops))
+
+    def _lengths(self, items: list[T], lengths: Sequence[float] | None) -> FloatArray:
+        if lengths is not None:
+            return validate_lengths(lengths, len(items))
+        if self.config.equal_lengths:
+            return equal_lengths(len(items), 1.0)
+        return token_lengths(items, self._count, self._text)
+
+    def _arrange(
+        self,
+        relevance: FloatArray,
+        lengths: FloatArray,
+        groups: list[Hashable | None] | None,
+        repeat: bool,
+        notes: list[str],
+    ) -> tuple[IntArray, bool]:
+        """Positions into the kept arrays in prompt order, and whether the top one is repeated.
+
+        ``repeat_top`` is a final step: the top chunk goes to both ends (only if its source order
+        allows a copy before and after every other chunk of its source), and the others are
+        placed between the two copies, which count as fixed chunks there.
+        """
+        strategy = self.config.strategy
+        if repeat and relevance.size >= 2:
+            top = int(rank_order(relevance)[0])
+            inner = np.delete(np.arange(relevance.size), top)
+            alone = groups is None or all(groups[i] != groups[top] for i in inner)
+            if alone or (groups is not None and groups[top] is None):
+                inner_groups = None if groups is None else [groups[i] for i in inner]
+                copy = float(lengths[top])
+                problem = self._problem(
+                    relevance[inner], lengths[inner], inner_groups, (copy, copy)
+                )
+                inner_order = strategy_order(strategy, problem)
+                return np.concatenate(([top], inner[inner_order], [top])), True
+            notes.append(
+                "repeat_top: the top chunk's source has other chunks here, and a copy at both "
+                "ends would break their order"
+            )
+        return strategy_order(strategy, self._problem(relevance, lengths, groups)), False
+
+    def _problem(
+        self,
+        relevance: FloatArray,
+        lengths: FloatArray,
+        groups: list[Hashable | None] | None,
+        fixed: tuple[float, float] = (0.0, 0.0),
+    ) -> Problem:
+        config = self.config
+        return Problem.build(
+            relevance,
+            lengths,
+            self._profile,
+            self._layout,
+            rule=config.weight_rule,
+            groups=groups,
+            fixed=fixed,
+            competition=config.competition,
+            exact_max_k=config.exact_max_k,
+        )
+
+
+def _missing_scores_note(scores: Sequence[float | None]) -> str:
+    """The note of a call whose scores were given but not used: some are ``None``."""
+    missing = [i for i, score in enumerate(scores) if score is None]
+    if len(missing) == len(scores):
+        return "scores: every score is None, so the input order is the relevance order"
+    return (
+        f"scores: {len(missing)} of {len(scores)} missing (scores[{missing[0]}] is None), so the "
+        "input order is the relevance order and the other scores are not used; give every item "
+        "a score, or none"
+    )
+
+
+def reorder(
+    items: Sequence[T],
+    scores: Sequence[float | None] | None = None,
+    *,
+    model: ModelLike | None = None,
+    lengths: Sequence[float] | None = None,
+    config: ConfigLike | None = None,
+    **settings: Any,
+) -> Placement[T]:
+    """Place ``items`` in the prompt order that gives the most relevant text the most influence.
+
+    ``reorder(items, scores, model=..., lengths=..., **settings)`` is
+    ``Bookend(model, **settings).place(items, scores, lengths=lengths)``: ``lengths`` holds the
+    per-item token counts, and the settings (``equal_lengths=True`` for rank-only placement,
+    ``text``, ``source``, ``token_counter`` ...) are those of :class:`Bookend`; ``model``
+    defaults to :data:`~bookend_rag.DEFAULT_MODEL`.
+
+    ``config`` (a :class:`~bookend_rag.PlacementConfig`, the path of a config JSON file or of the
+    ``tuned.json`` that ``bookend tune`` writes, its JSON text or a mapping) gives every setting
+    at once: ``reorder(items, scores, config="tuned.json")`` is
+    ``Bookend.from_config("tuned.json").place(items, scores)``. Settings given here, ``model``
+    included, override the config's; a ``model`` other than the one a tuned config was measured
+    on warns (``UserWarning``).
+
+    Example:
+        >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
+        (0, 1, 2, 3, 4)
+        >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1], suffix_tokens=0)
+        >>> p.order[0], p.order[-1]  # the bookend view: the final chunk holds the Recency Delta
+        (1, 0)
+        >>> reorder(["a", "b", "c"], [0.1, 0.9, 0.5], config={"strategy": "relevance"}).items
+        ['b', 'c', 'a']
+
+    Raises:
+        ValueError: a bad item, score, setting or ``config``, in one line naming it.
+    """
+    if config is None:
+        placer = _placer(DEFAULT_MODEL if model is None else model, settings)
+    else:  # a config file may change between calls: read it each time
+        overrides = settings if model is None else {"model": model, **settings}
+        placer = Bookend.from_config(config, **overrides)
+    return placer.place(items, scores, lengths=lengths)
+
+
+def _placer(model: ModelLike, settings: dict[str, Any]) -> Bookend[Any]:
+    """``Bookend(model, **settings)``; while the same settings come back, the same placer (the
+    settings validated and the profile resolved once, not on every call).
+
+    The key holds every value with its type (``True`` equals ``1`` but is no count) and, for a
+    profile file, its real path and state (:func:`~bookend_rag.profiles.io.file_stamp`), so a
+    rewritten file gives a new placer. Settings that do not hash, and a tokenizer named by a
+    string (a file read with no state kept here), build a placer per call.
+    """
+    if isinstance(settings.get("tokenizer"), str) or isinstance(settings.get("token_counter"), str):
+        return Bookend(model, **settings)
+    ref = os.fspath(model) if isinstance(model, os.PathLike) else model
+    stamp = file_stamp(ref)
+    where = os.path.realpath(ref) if isinstance(ref, str) and stamp is not None else None
+    key = (type(model), model, where, stamp, *((k, type(v), v) for k, v in settings.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return Bookend(model, **settings)
+    return _kept_placer(key)
+
+
+@lru_cache(maxsize=64)
+def _kept_placer(key: tuple[Any, ...]) -> Bookend[Any]:
+    """The placer of a :func:`_placer` key (model, file path and state, then the settings)."""
+    return Bookend(key[1], **{name: value for name, _, value in key[4:]})

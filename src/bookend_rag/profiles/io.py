@@ -1,0 +1,244 @@
+"""Every profile reference, resolved in one place: names, files, specs and JSON objects.
+
+What a caller passes as ``model=`` (:data:`ModelLike`) is one of
+
+* a model name as users type it (a preset name ``"llama-3.1-8b"``, a Hugging Face id such as
+  ``"meta-llama/Llama-3.1-8B-Instruct"``, an Ollama tag ``"llama3.1:8b"``, a served name, an API
+  model ``"gpt-4o"``: :func:`bookend_rag.spec.resolve_model_name`) or a published curve
+  (``"liu2023:gpt-3.5-turbo"``); a model bookend has measured
+  (:func:`~bookend_rag.profiles.measured.measured_models`) resolves to its measured profile, any
+  other known architecture to its theory profile, and a name bookend knows no architecture for
+  (a closed API model, an unknown fine-tune) to the default model's profile (that of
+  :data:`bookend_rag.spec.DEFAULT_PRESET`, as when no model is named) with a notice
+  (:func:`model_notice`): a ``UserWarning`` once per process per name when it is resolved, and
+  the same line in ``Placement.notes``. Only a clear misspelling of a preset name raises, naming
+  the preset;
+* the path of a profile JSON file (a string ending in ``.json``, or a path object);
+* a :class:`~bookend_rag.ModelSpec` or an inline theory spec ``{"depth": 32, "attn_share": 0.03}``;
+* a profile object, or the JSON object its ``to_json()`` writes.
+
+:func:`profile_ref` turns it into its serialisable form (checked, files not read) and
+:func:`resolve_profile` into a profile. A file is read through the one cache here, keyed on its
+path and its state (:func:`file_stamp`), so a rewritten file is read again; :func:`load_profile`
+reads a file and :func:`profile_from_json` an object, dispatching on ``kind``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from bookend_rag.datafiles import load_data_json
+from bookend_rag.profiles.base import InfluenceProfile, StoredProfile
+from bookend_rag.profiles.fitted import FITTED_KIND, FittedProfile
+from bookend_rag.profiles.measured import measured_file
+from bookend_rag.profiles.published import PUBLISHED_PREFIX, published_profile
+from bookend_rag.profiles.tabulated import TabulatedProfile
+from bookend_rag.profiles.theory import TheoryProfile
+from bookend_rag.spec import DEFAULT_PRESET, ModelSpec, available_presets, resolve_model_name
+
+__all__ = [
+    "ModelLike",
+    "ProfileRef",
+    "file_stamp",
+    "is_profile_path",
+    "load_profile",
+    "model_notice",
+    "profile_from_json",
+    "profile_ref",
+    "resolve_profile",
+]
+
+#: What a caller may pass as ``model=``.
+ModelLike: TypeAlias = str | os.PathLike[str] | ModelSpec | InfluenceProfile | Mapping[str, Any]
+#: The stored, serialisable form of a profile reference: a name or path, a spec or profile JSON
+#: object, or a profile object that has no JSON form (placement works; serialisation does not).
+ProfileRef: TypeAlias = str | dict[str, Any] | InfluenceProfile
+
+
+def profile_from_json(data: object, *, where: str = "profile") -> StoredProfile:
+    """A profile from its JSON object (the ``to_json()`` form): ``"kind": "fitted"`` is a
+    :class:`~bookend_rag.FittedProfile`, any other a :class:`~bookend_rag.TabulatedProfile`, each
+    checking the header and its fields. ``where`` names the input in error messages.
+
+    Raises:
+        ValueError: not a profile object, or a bad header or field, named in the message.
+    """
+    if isinstance(data, Mapping) and data.get("kind") == FITTED_KIND:
+        return FittedProfile.from_json(data, where=where)
+    return TabulatedProfile.from_json(data, where=where)
+
+
+def load_profile(path: str | os.PathLike[str]) -> StoredProfile:
+    """Read a profile JSON file (as a profile's ``save()`` writes it).
+
+    Raises:
+        ValueError: a missing file, a directory, a file that is not JSON or not a profile.
+    """
+    source = Path(path)
+    if not source.is_file():
+        problem = "is a directory" if source.is_dir() else "not found"
+        raise ValueError(f"profile file {problem}: path={str(path)!r}")
+    where = f"profile file path={str(path)!r}"
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{where} is not JSON ({exc})") from None
+    return profile_from_json(data, where=where)
+
+
+def is_profile_path(name: str) -> bool:
+    """Whether a ``model`` string names a profile file (a ``.json`` path, or any existing file)
+    rather than a preset or a published curve (Hugging Face ids contain ``/`` too)."""
+    return name.lower().endswith(".json") or os.path.isfile(name)
+
+
+def file_stamp(ref: object) -> tuple[int, int] | None:
+    """For a file reference, the file's state (modification time, size), ``None`` when it is
+    missing; ``None`` for every other reference. A profile read from a file is current while
+    this stays the same."""
+    if not (isinstance(ref, str) and is_profile_path(ref)):
+        return None
+    try:
+        stat = os.stat(ref)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def profile_ref(model: object) -> ProfileRef:
+    """The serialisable reference for what a caller passes as ``model=`` (checked, not read).
+
+    Raises:
+        ValueError: a misspelt preset name (:func:`bookend_rag.spec.resolve_model_name`), an unknown
+            curve name, a bad inline spec or profile, or a type that names no profile.
+    """
+    if isinstance(model, os.PathLike):
+        return str(os.fspath(model))
+    if isinstance(model, str):
+        if not is_profile_path(model):
+            _named_profile(model)  # checks the name now, with the closest names on a typo
+        return model
+    if isinstance(model, ModelSpec):
+        return model.model_dump(exclude_none=True)
+    if isinstance(model, TheoryProfile):
+        return model.spec.model_dump(exclude_none=True)
+    if isinstance(model, StoredProfile):
+        return model.to_json()
+    if isinstance(model, InfluenceProfile):
+        return model
+    if isinstance(model, Mapping):
+        data = dict(model)
+        if "format" in data:
+            profile_from_json(data, where="model")
+            return data
+        if "depth" in data:
+            return ModelSpec(**data).model_dump(exclude_none=True)
+        raise ValueError(
+            "an inline model must be a theory spec {'depth': ..., 'attn_share': ...} or a profile "
+            f"JSON object with 'format', got model={model!r}"
+        )
+    raise ValueError(
+        "model must be a model name, a published curve (liu2023:<model>), a profile JSON path, "
+        "a ModelSpec or {'depth', 'attn_share'} spec, or an influence profile, "
+        f"got model={model!r} (presets: {', '.join(available_presets()[:5])}, ...)"
+    )
+
+
+def resolve_profile(model: ModelLike) -> InfluenceProfile:
+    """The profile that ``model`` (any form of the module docstring) refers to; a file is read
+    again whenever it changes."""
+    if isinstance(model, InfluenceProfile):
+        return model
+    if isinstance(model, ModelSpec):
+        return TheoryProfile(model)
+    ref = profile_ref(model)
+    if isinstance(ref, InfluenceProfile):
+        return ref
+    if isinstance(ref, dict):
+        if "format" in ref:
+            return profile_from_json(ref, where="model")
+        return TheoryProfile(ModelSpec(**ref))
+    stamp = file_stamp(ref)
+    if stamp is not None:
+        return _file_profile(os.path.realpath(ref), stamp)
+    if is_profile_path(ref):
+        return load_profile(ref)  # missing: the loader raises its clear error
+    profile = _named_profile(ref)
+    notice = model_notice(ref)
+    if notice is not None and ref not in _NOTIFIED:
+        _NOTIFIED.add(ref)
+        warnings.warn(notice, UserWarning, stacklevel=_caller_level())
+    return profile
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside bookend, so that a warning names the
+    caller's line, not bookend's."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+#: The names whose notice was issued in this process (:func:`resolve_profile`).
+_NOTIFIED: set[str] = set()
+
+
+def _reset_notices() -> None:
+    """Forget which names were noticed, so that the next resolution of each warns again: the
+    hook for tests of the once-per-process warning."""
+    _NOTIFIED.clear()
+
+
+def model_notice(model: object) -> str | None:
+    """The one-line notice of a ``model=`` reference that names a model bookend knows no
+    architecture for (a closed API model such as ``"gpt-4o"``, an unknown name), which is placed
+    with the default order; ``None`` for every other reference (a known or measured model, a
+    published curve, a file, a spec or a profile). Never raises."""
+    if (
+        not isinstance(model, str)
+        or is_profile_path(model)
+        or model.lower().startswith(PUBLISHED_PREFIX)
+        or measured_file(model) is not None
+    ):
+        return None
+    try:
+        return resolve_model_name(model).notice
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _named_profile(name: str) -> InfluenceProfile:
+    """A published curve, the measured profile of a model bookend has measured, the theory
+    profile of a known architecture, or the default model's profile for any other name (a
+    misspelt preset name raises)."""
+    if name.lower().startswith(PUBLISHED_PREFIX):
+        return published_profile(name)
+    measured = measured_file(name)
+    if measured is not None:
+        return profile_from_json(load_data_json(measured), where=f"measured profile {measured}")
+    preset = resolve_model_name(name).preset
+    if preset is None:
+        return _named_profile(DEFAULT_PRESET)
+    return TheoryProfile(ModelSpec.preset(preset))
+
+
+@lru_cache(maxsize=64)
+def _file_profile(path: str, stamp: tuple[int, int]) -> InfluenceProfile:
+    """The one file cache: an entry per path and file state."""
+    return load_profile(path)

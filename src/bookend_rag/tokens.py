@@ -1,0 +1,187 @@
+"""Token counting: a fast default approximation, or any tokenizer the caller has."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from numbers import Real
+from pathlib import Path
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+
+from bookend_rag.arrays import FloatArray, IntArray
+
+__all__ = [
+    "TokenCounter",
+    "TokenCounterLike",
+    "approx_token_count",
+    "load_tokenizer",
+    "make_token_counter",
+    "token_lengths",
+]
+
+TokenCounter: TypeAlias = Callable[[str], int]
+
+# English BPE tokenizers (cl100k, Llama, Qwen) average about four characters per token.
+CHARS_PER_TOKEN = 4
+_CHARS_PER_TOKEN = np.array(float(CHARS_PER_TOKEN))
+_ONE_TOKEN = np.array(1.0)
+
+
+@runtime_checkable
+class _Encoder(Protocol):
+    def encode(self, text: str, /) -> Any: ...
+
+
+TokenCounterLike: TypeAlias = "TokenCounter | _Encoder | str | None"
+
+
+def approx_token_count(text: str) -> int:
+    """``ceil(len(text) / 4)``, at least 1: the usual rule of thumb for English BPE tokenizers."""
+    return max(1, -(-len(text) // CHARS_PER_TOKEN))
+
+
+def token_lengths(
+    items: Sequence[Any], count: TokenCounter, text: Callable[[Any], Any] | None
+) -> FloatArray:
+    """Per item the tokens ``count`` finds in its text (``text(item)``, or the item itself), at
+    least one: an empty text still takes a slot in the prompt.
+
+    Raises:
+        ValueError: an item, or what ``text`` returns for it, that is not a string.
+    """
+    texts = items if text is None else [text(item) for item in items]
+    if count is approx_token_count:
+        chars = _string_lengths(texts)
+        if chars is not None:
+            # The default counter, vectorised: ceil(chars / 4), at least one token, with 0-d
+            # array operands (a Python number costs a ufunc a conversion that takes longer than
+            # the arithmetic at the K of a retrieval call).
+            lengths: FloatArray = np.divide(chars, _CHARS_PER_TOKEN)
+            np.ceil(lengths, out=lengths)
+            np.maximum(lengths, _ONE_TOKEN, out=lengths)
+            return lengths
+    counts = []
+    for i, value in enumerate(texts):
+        if not isinstance(value, str):
+            kind = type(items[i]).__name__
+            if text is not None:
+                raise ValueError(
+                    f"text= must return a string, got {value!r} for items[{i}] of type {kind}"
+                )
+            raise ValueError(
+                f"cannot count tokens of items[{i}] of type {kind}: pass lengths=, or text= "
+                "naming how to get its text"
+            )
+        counts.append(count(value))
+    return np.maximum(np.array(counts, dtype=np.float64), 1.0)
+
+
+def _string_lengths(texts: Sequence[Any]) -> IntArray | None:
+    """``len`` of every text when all are strings, else ``None`` (the caller's loop names the
+    first that is not)."""
+    # One pass at C speed: the filter drops what is not a string (str.__instancecheck__ is
+    # isinstance), and an iterator shorter than ``count`` makes fromiter raise.
+    try:
+        return np.fromiter(
+            map(len, filter(str.__instancecheck__, texts)), dtype=np.int64, count=len(texts)
+        )
+    except ValueError:
+        return None
+
+
+def make_token_counter(
+    counter: TokenCounterLike, *, setting: str = "token_counter"
+) -> TokenCounter:
+    """Normalise what a caller passes as ``token_counter=`` (or, ``setting`` naming it in the
+    errors, as another setting that holds a counter: ``tokenizer``).
+
+    ``None`` gives :func:`approx_token_count`; a string names a tokenizer (see
+    :func:`load_tokenizer`); an object with ``encode`` (a ``tiktoken`` encoding or a Hugging Face
+    tokenizer) counts ``len(encode(text))``; any other callable is used as is. Every counter but the
+    default is checked on each call: it must return a finite, non-negative number.
+    """
+    if counter is None:
+        return approx_token_count
+    if isinstance(counter, str):
+        return load_tokenizer(counter, setting=setting)
+    if isinstance(counter, _Encoder) and not isinstance(counter, type):
+        encoder = counter
+
+        def count(text: str) -> int:
+            return len(encoder.encode(text))
+
+        return count
+    if callable(counter):
+        return _checked(counter)
+    raise ValueError(
+        f"{setting} must be None, a tokenizer name, a callable str -> int, or an object with "
+        f".encode(), got {setting}={counter!r}"
+    )
+
+
+def _checked(counter: Callable[[str], Any]) -> TokenCounter:
+    def count(text: str) -> int:
+        n = counter(text)
+        if isinstance(n, bool) or not isinstance(n, Real) or not math.isfinite(n) or n < 0:
+            raise ValueError(
+                f"token_counter must return a finite, non-negative number, got {n!r} for a text "
+                f"of {len(text)} characters"
+            )
+        return math.ceil(float(n))
+
+    return count
+
+
+def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
+    """A token counter from a serialisable name, for configs, pipelines and the command line.
+
+    Args:
+        name: a local Hugging Face tokenizer (a directory holding ``tokenizer.json``, or the file
+            itself; read with the ``tokenizers`` package, no network), or else a ``tiktoken``
+            encoding name such as ``"cl100k_base"`` or ``"o200k_base"``.
+        setting: the setting that gave ``name``, for the error messages.
+
+    Raises:
+        ValueError: the package it needs is missing, the name is neither, or a tiktoken
+            encoding is neither cached nor downloadable.
+    """
+    path = Path(name).expanduser()
+    if path.exists():
+        file = path / "tokenizer.json" if path.is_dir() else path
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ValueError(
+                f"{setting}={name!r} is a local path: reading it needs `pip install tokenizers`"
+            ) from None
+        try:
+            tokenizer = Tokenizer.from_file(str(file))
+        except Exception as exc:
+            raise ValueError(
+                f"{setting}={name!r}: cannot read a Hugging Face tokenizer from {str(file)!r} "
+                f"({exc})"
+            ) from None
+        return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    try:
+        import tiktoken
+    except ImportError:
+        raise ValueError(
+            f"{setting}={name!r} is not a local path, and a tiktoken encoding name needs "
+            "`pip install tiktoken`"
+        ) from None
+    try:
+        encoding = tiktoken.get_encoding(name)
+    except ValueError:
+        raise ValueError(
+            f"{setting}={name!r} is neither a local Hugging Face tokenizer path nor a tiktoken "
+            f"encoding (known: {', '.join(tiktoken.list_encoding_names())})"
+        ) from None
+    except OSError:  # a download refused or failing (requests' errors are OSErrors too)
+        raise ValueError(
+            f"tokenizer={name!r}: the tiktoken encoding is not cached here and cannot be "
+            "downloaded (offline?); set TIKTOKEN_CACHE_DIR to a folder holding its cached file, "
+            "or pass a local Hugging Face tokenizer path"
+        ) from None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))
