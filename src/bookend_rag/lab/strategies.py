@@ -23,6 +23,7 @@ from bookend_rag.lab.frameworks import available_frameworks
 
 __all__ = [
     "BASELINES",
+    "CURRENT_ORDERS",
     "DEFAULT",
     "ORACLE",
     "RANDOM",
@@ -58,6 +59,8 @@ DEFAULT = "bookend-default"
 RANK_ONLY = "bookend-rank-only"
 #: The orders bookend is compared against, in report order (frameworks only when installed).
 BASELINES = ("langchain", "llamaindex", "haystack", RANDOM, "retrieval", "reversed")
+#: The orders a user may have today (``--current``): the retriever's, or a framework's reorderer.
+CURRENT_ORDERS = ("retrieval", "langchain", "llamaindex", "haystack")
 
 
 def bookend_strategy(

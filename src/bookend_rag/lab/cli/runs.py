@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from bookend_rag.lab.cli.common import add_template_option
 from bookend_rag.lab.cli.endpoint import add_endpoint_options, endpoint_scorer, served_theory
 from bookend_rag.lab.items.suites import SUITES
+from bookend_rag.lab.strategies import CURRENT_ORDERS
 
 if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
     from bookend_rag.lab.models.endpoint import ServedScorer
@@ -86,7 +87,7 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     add_template_option(p)
     p.add_argument(
         "--current",
-        choices=("retrieval", "langchain", "llamaindex", "haystack"),
+        choices=CURRENT_ORDERS,
         default="retrieval",
         help="the order you use today, which every order is compared with: your retriever's "
         "order, or that framework's reorderer (default retrieval); tune keeps bookend's "

@@ -35,6 +35,9 @@ class Cost:
     calls: int
     tokens: int
 
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.calls + other.calls, self.tokens + other.tokens)
+
 
 @dataclass
 class _Meter:

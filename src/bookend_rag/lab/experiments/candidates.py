@@ -37,9 +37,10 @@ from typing import Any
 import bookend_rag
 from bookend_rag.lab.experiments.measured_slots import ProfileFit, SlotMeasurement
 from bookend_rag.lab.fitting.profile import Target
+from bookend_rag.lab.strategies import CURRENT_ORDERS
 
 __all__ = [
-    "CURRENT_ORDERS",
+    "CURRENT_CANDIDATES",
     "DEFAULT",
     "FITTED",
     "FRAMEWORK_PATTERNS",
@@ -56,15 +57,12 @@ MEASURED = "measured-slots"
 FITTED = "fitted"
 #: The candidates that are a framework's fixed pattern.
 FRAMEWORK_PATTERNS = ("alternate", "langchain")
-#: What a user may do today (``tune(current=...)``), and the candidate that places as it does:
-#: the retriever's order, or a framework's reorderer (LlamaIndex's equals LangChain's when the
-#: documents have scores; Haystack's ``LostInTheMiddleRanker`` is the alternating pattern).
-CURRENT_ORDERS = {
-    "retrieval": "relevance",
-    "langchain": "langchain",
-    "llamaindex": "langchain",
-    "haystack": "alternate",
-}
+#: The candidate that places as each order a user may have today
+#: (:data:`~bookend_rag.lab.strategies.CURRENT_ORDERS`) does: LlamaIndex's equals LangChain's when
+#: the documents have scores; Haystack's ``LostInTheMiddleRanker`` is the alternating pattern.
+CURRENT_CANDIDATES = dict(
+    zip(CURRENT_ORDERS, ("relevance", "langchain", "langchain", "alternate"), strict=True)
+)
 
 
 def langchain_slots(k: int) -> list[int]:

@@ -64,9 +64,16 @@ class Estimate:
 
 
 def estimate(
-    scorer: Scorer, plan: Mapping[Prompt, Sequence[str]], *, upper_bound: bool
+    scorer: Scorer,
+    plan: Mapping[Prompt, Sequence[str]],
+    *,
+    upper_bound: bool,
+    tokens: Mapping[Prompt, int] | None = None,
 ) -> Estimate:
-    """Price ``plan`` (prompt -> continuations) on ``scorer``'s tokenizer and call cache."""
+    """Price ``plan`` (prompt -> continuations) on ``scorer``'s tokenizer and call cache;
+    ``tokens`` holds requests already counted (:func:`request_tokens`), which are not counted
+    again."""
+    known = tokens or {}
     todo = [(p, c) for p, c in plan.items() if not scorer.is_cached(p, c)]
-    tokens = sum(request_tokens(scorer, p, c) for p, c in todo)
-    return Estimate(len(plan), len(todo), tokens, upper_bound, scorer.model_id)
+    spent = sum(known[p] if p in known else request_tokens(scorer, p, c) for p, c in todo)
+    return Estimate(len(plan), len(todo), spent, upper_bound, scorer.model_id)

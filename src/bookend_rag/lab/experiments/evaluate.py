@@ -50,10 +50,7 @@ from bookend_rag.lab.models import Scorer
 from bookend_rag.lab.models.endpoint import endpoint_settings
 from bookend_rag.lab.models.scorer import capabilities
 from bookend_rag.lab.report.evaluation import build_report, markdown, write
-from bookend_rag.lab.strategies import eval_strategies
-
-#: The baselines a user may have today (``evaluate(current=...)``).
-CURRENT_BASELINES = ("retrieval", "langchain", "llamaindex", "haystack")
+from bookend_rag.lab.strategies import CURRENT_ORDERS, eval_strategies
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 
@@ -152,8 +149,8 @@ def evaluate(
             items.
     """
     say = log or (lambda _message: None)
-    if current not in CURRENT_BASELINES:
-        raise ValueError(f"current must be one of {CURRENT_BASELINES}, got current={current!r}")
+    if current not in CURRENT_ORDERS:
+        raise ValueError(f"current must be one of {CURRENT_ORDERS}, got current={current!r}")
     if random_draws < 1:
         raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
     started = time.perf_counter()

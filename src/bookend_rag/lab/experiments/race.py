@@ -104,15 +104,17 @@ def _affordable(
     """The items of ``planned``, in order, as long as their uncached prompts fit the budget (whose
     tokens they then spend)."""
     kept: list[int] = []
-    requests: dict[Prompt, Sequence[str]] = {}
+    seen: set[Prompt] = set()
     taken = Cost(0, 0)
     for index, trials in planned.items():
-        more = {**requests, **{t.prompt: items[index].continuations for t in trials}}
-        cost = budget.cost(more)
+        # Each item is priced once, on the prompts no earlier item of the batch asks for.
+        new = {t.prompt: items[index].continuations for t in trials if t.prompt not in seen}
+        cost = taken + budget.cost(new)
         if not budget.affords(cost):
             break
         kept.append(index)
-        requests, taken = more, cost
+        seen |= new.keys()
+        taken = cost
     budget.take(taken)
     return kept
 

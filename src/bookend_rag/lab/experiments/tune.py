@@ -35,7 +35,7 @@ from typing import Any
 import bookend_rag
 from bookend_rag.lab.experiments.budget import Budget, request_tokens
 from bookend_rag.lab.experiments.candidates import (
-    CURRENT_ORDERS,
+    CURRENT_CANDIDATES,
     DEFAULT,
     FITTED,
     FRAMEWORK_PATTERNS,
@@ -150,7 +150,7 @@ def tune(
         template: the prompt the items are rendered into, as for ``evaluate``; ``tuned.json``
             records its name and hash, and a tuned config later judged in another prompt warns.
         current: what the user does today (:data:`~bookend_rag.lab.experiments.candidates.
-            CURRENT_ORDERS`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
+            CURRENT_CANDIDATES`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
             ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
             compared with it, and a kept default measurably behind it gives way to it.
         dry_run: score nothing: the report's ``dry_run`` bounds the model calls and prompt
@@ -164,16 +164,19 @@ def tune(
             retrievers or suites, or too few items for the folds.
     """
     say = log or (lambda _message: None)
-    _check(folds=folds, max_calls=max_calls, minutes=minutes, batch=batch, confidence=confidence)
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
+    _check(
+        folds=folds,
+        max_calls=max_calls,
+        max_tokens=max_tokens,
+        minutes=minutes,
+        batch=batch,
+        confidence=confidence,
+    )
+    if current not in CURRENT_CANDIDATES:
         raise ValueError(
-            f"max_tokens must be an integer >= 1 or None, got max_tokens={max_tokens!r}"
+            f"current must be one of {list(CURRENT_CANDIDATES)}, got current={current!r}"
         )
-    if current not in CURRENT_ORDERS:
-        raise ValueError(f"current must be one of {list(CURRENT_ORDERS)}, got current={current!r}")
-    current_name = CURRENT_ORDERS[current]
+    current_name = CURRENT_CANDIDATES[current]
     started = time.perf_counter()
     prompt = template_of(template)
     chosen = run_families(suite, families)
@@ -252,13 +255,16 @@ def _upper_cost(
         random_draws=RANDOM_DRAWS,
         seed=judging.seed,
     )
+    tokens = {
+        t.prompt: request_tokens(judging.scorer, t.prompt, items[t.item].continuations)
+        for t in trials
+    }
     plan |= {t.prompt: items[t.item].continuations for t in trials}
-    found = estimate(judging.scorer, plan, upper_bound=True)
-    costliest = [
-        max(request_tokens(judging.scorer, t.prompt, items[i].continuations) for t in per_item)
-        for i in range(len(items))
-        if (per_item := [t for t in trials if t.item == i])
-    ]
+    found = estimate(judging.scorer, plan, upper_bound=True, tokens=tokens)
+    per_item: dict[int, int] = {}
+    for t in trials:
+        per_item[t.item] = max(per_item.get(t.item, 0), tokens[t.prompt])
+    costliest = per_item.values()
     extra = len(CROSS_FITTED)
     return Estimate(
         found.requests + extra * len(items),
@@ -270,15 +276,22 @@ def _upper_cost(
 
 
 def _check(
-    *, folds: int, max_calls: int | None, minutes: float | None, batch: int, confidence: float
+    *,
+    folds: int,
+    max_calls: int | None,
+    max_tokens: int | None,
+    minutes: float | None,
+    batch: int,
+    confidence: float,
 ) -> None:
     """Refuse bad run arguments in one line, before any item or model is loaded."""
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ValueError(f"folds must be an integer >= 2, got folds={folds!r}")
-    if max_calls is not None and (
-        isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1
-    ):
-        raise ValueError(f"max_calls must be an integer >= 1 or None, got max_calls={max_calls!r}")
+    for name, limit in (("max_calls", max_calls), ("max_tokens", max_tokens)):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
+            raise ValueError(f"{name} must be an integer >= 1 or None, got {name}={limit!r}")
     if minutes is not None and (
         isinstance(minutes, bool)
         or not isinstance(minutes, (int, float))

@@ -37,12 +37,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend_rag.lab.models.scorer import Prompt
-
-if TYPE_CHECKING:
-    from bookend_rag.lab.items.template import PromptTemplate
 
 __all__ = ["Item", "items_sha256", "load_jsonl", "render_prompt"]
 
@@ -112,8 +110,10 @@ class Item:
         return (*others[:slot], self.gold, *others[slot:])
 
     def prompt(self, order: Sequence[int] | None = None) -> Prompt:
-        """The prompt with documents in ``order`` (see :meth:`rendered`)."""
-        return self.rendered(order)[0]
+        """The prompt with documents in ``order`` (see :meth:`rendered`), rendered once: no
+        spans are looked for."""
+        template = self.template or BOOKEND_PROMPT
+        return template.prompt(self._ordered(order), self.question, self.answer_prefix)
 
     def rendered(self, order: Sequence[int] | None = None) -> tuple[Prompt, list[tuple[int, int]]]:
         """The prompt with the documents in ``order`` (a permutation of ``range(K)``; default: as
@@ -125,15 +125,17 @@ class Item:
         Raises:
             ValueError: when ``order`` is not a permutation of the documents.
         """
+        template = self.template or BOOKEND_PROMPT
+        return template.render(self._ordered(order), self.question, self.answer_prefix)
+
+    def _ordered(self, order: Sequence[int] | None) -> list[str]:
+        """The documents in ``order`` (default: as given), checked to be a permutation."""
         indices = list(range(len(self.documents))) if order is None else list(order)
         if sorted(indices) != list(range(len(self.documents))):
             raise ValueError(
                 f"order must be a permutation of range({len(self.documents)}), got {indices!r}"
             )
-        documents = [self.documents[k] for k in indices]
-        if self.template is not None:
-            return self.template.render(documents, self.question, self.answer_prefix)
-        return render_prompt(documents, self.question, self.answer_prefix)
+        return [self.documents[k] for k in indices]
 
 
 def render_prompt(

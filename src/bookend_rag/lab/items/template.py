@@ -33,6 +33,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -111,10 +112,14 @@ class PromptTemplate(Protocol):
     @property
     def chat(self) -> bool: ...
 
+    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
+        """The prompt alone (one render: what eval and tune score)."""
+        ...
+
     def render(
         self, documents: Sequence[str], question: str, answer_prefix: str = ""
     ) -> tuple[Prompt, Spans]:
-        """The prompt and each document's character span (:data:`Spans`)."""
+        """The prompt and each document's character span (:data:`Spans`; calibrate's fit)."""
         ...
 
     def to_json(self) -> dict[str, Any]:
@@ -204,10 +209,14 @@ class BookendTemplate:
     name: str = "bookend"
     chat: bool = False
 
-    @property
+    @cached_property
     def sha256(self) -> str:
-        """The hash of its probe render."""
+        """The hash of its probe render (computed once)."""
         return _sha256(probe_render(self.render))
+
+    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
+        """:func:`~bookend_rag.lab.items.item.render_prompt`'s prompt."""
+        return self.render(documents, question, answer_prefix)[0]
 
     def render(
         self, documents: Sequence[str], question: str, answer_prefix: str = ""
@@ -300,6 +309,10 @@ class JinjaTemplate:
                 f"template {name!r} fails to render: {type(exc).__name__}: {exc}"
             ) from None
 
+    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
+        """The rendered prompt."""
+        return self._render(list(documents), question, answer_prefix)
+
     def render(
         self, documents: Sequence[str], question: str, answer_prefix: str = ""
     ) -> tuple[Prompt, Spans]:
@@ -383,6 +396,10 @@ class FrameworkTemplate:
             ) from None
         self.chat = isinstance(probe, ChatPrompt)
         self.sha256 = _sha256(probe)
+
+    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
+        """The prompt as the framework renders it."""
+        return self._render(list(documents), question, answer_prefix)
 
     def render(
         self, documents: Sequence[str], question: str, answer_prefix: str = ""
