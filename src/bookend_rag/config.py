@@ -27,7 +27,7 @@ from bookend_rag.placement.problem import EXACT_MAX_K
 from bookend_rag.placement.strategies import StrategyName
 from bookend_rag.profiles.io import ProfileRef, profile_ref
 from bookend_rag.spec import DEFAULT_PRESET
-from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WeightRule
+from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WeightRuleName
 
 __all__ = ["DEFAULT_MODEL", "MAX_COMPETITION", "PlacementConfig", "validation_message"]
 
@@ -79,7 +79,7 @@ class PlacementConfig(OneLineModel):
         description="'bookend' (optimal under the profile), 'alternate' (best first, second best "
         "last, inwards) or 'relevance' (most relevant first).",
     )
-    weight_rule: WeightRule = Field(
+    weight_rule: WeightRuleName = Field(
         default=DEFAULT_WEIGHT_RULE,
         description="How the influence on a chunk's span becomes its weight: 'slot' (the default: "
         "the weight of its document slot, every chunk at the mean length, so no chunk gains or "

@@ -1,48 +1,36 @@
 """Chunk weighing: the one place that says how much influence a chunk gets in a given span.
 
 Placement asks a :class:`ChunkWeigher`, built once per call from the profile, the layout, the
-chunk lengths and a :data:`WeightRule`, for the weight of chunk ``i`` spanning tokens ``[s, e)``
+chunk lengths and a :class:`WeightRule`, for the weight of chunk ``i`` spanning tokens ``[s, e)``
 of an analysed sequence of ``N`` tokens. Write the profile's cumulative mass as
 ``F = F_c + P``: a continuous part ``F_c`` and point masses ``P`` (the theory's Recency Delta
-``(1 - alpha)^H`` on the final token). With ``lbar`` the mean chunk length, the rules are
-
-===========  =====================================================================================
-rule         weight of chunk ``i`` on ``[s, e)``
-===========  =====================================================================================
-``slot``     every chunk counted at the mean length ``lbar``: the weight of its document slot,
-             whatever its own length (the default; see ``bench/RESULTS.md``, "Chunk-weight
-             rules"). Lengths still set the sequence length ``N`` and the budget.
-``mass``     ``N · (F(e) - F(s)) / lbar``: the influence the chunk's tokens receive, in units of a
-             mean-length chunk. No chunk gains weight by being shorter, but a long one does.
-``anchored`` ``N · (F_c(e) - F_c(s)) / l_i + N · (P(e) - P(s)) / lbar``: mean density, with point
-             masses credited to the slot that holds them as if it had the mean length.
-``density``  ``N · (F(e) - F(s)) / l_i``: mean influence density over the span (the first
-             design). A point mass then counts ``delta · N / l_i``, so short chunks win the ends.
-===========  =====================================================================================
-
-All four agree when the lengths are equal (then ``l_i = lbar``), so equal-length placement does not
-depend on the rule. Under ``slot`` the most relevant chunk always takes the slot that the
-equal-length weights rank heaviest (sorting, rearrangement inequality). Under ``mass`` a chunk never
-gains weight by being shorter, and with a density
-that does not rise before the final token the optimal order is the relevance order with one chunk
-moved to the end (an exchange argument: swapping neighbours ``a, b`` changes the objective by
-``(r_a - r_b) · (M(s, s + l_a) + M(s, s + l_b) - M(s, s + l_a + l_b))``, which is ``>= 0`` when the
-density does not rise), so the most relevant chunk always lands first or last.
+``(1 - alpha)^H`` on the final token), ``l_i`` for the chunk's length and ``lbar`` for the mean
+chunk length. A rule divides the span's mass by a divisor per chunk, and may divide its point
+masses by another: ``N · (F_c(e) - F_c(s)) / c_i + N · (P(e) - P(s)) / p_i``
+(:meth:`WeightRule.divisors`). The rules bookend ships (:data:`WEIGHT_RULES`, ``slot`` the
+default) are the :class:`WeightRule` subclasses below, each with its formula. All agree when the
+lengths are equal (then ``l_i = lbar``), so equal-length placement does not depend on the rule.
 
 A per-document profile (``profile.per_document``) weighs document slots: every chunk counts as one
 unit whatever its tokens, and whatever surrounds the chunks.
 
-A new rule is a name in :data:`WeightRule`, its divisors in :meth:`ChunkWeigher.build` and its line
-of ``explain()`` in :mod:`bookend_rag.placement.result`.
+A new rule is a :class:`WeightRule` subclass (its formula in its docstring) and
+:func:`register_weight_rule`; a rule bookend ships is registered by its entry in ``_REGISTRY``.
+Nothing else names a rule: ``weight_rule=`` takes the name, the optimisers read the rule's flags
+and ``explain()`` its description.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple, TypeAlias
+from abc import ABC, abstractmethod
+from typing import Annotated, Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BeforeValidator, Field
+from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 
 from bookend_rag.arrays import FloatArray
 from bookend_rag.layout import Layout
@@ -51,34 +39,213 @@ from bookend_rag.profiles.base import InfluenceProfile
 __all__ = [
     "DEFAULT_WEIGHT_RULE",
     "WEIGHT_RULES",
+    "AnchoredRule",
     "ChunkWeigher",
+    "DensityRule",
+    "MassRule",
+    "SlotRule",
     "WeightRule",
-    "check_weight_rule",
+    "WeightRuleName",
     "chunk_weights",
+    "register_weight_rule",
     "slot_weights",
+    "unregister_weight_rule",
+    "weight_rule_named",
+    "weight_rule_names",
 ]
 
-WeightRule: TypeAlias = Literal["slot", "mass", "anchored", "density"]
-WEIGHT_RULES: tuple[WeightRule, ...] = ("slot", "mass", "anchored", "density")
+
+class WeightRule(ABC):
+    """How the influence on a chunk's span becomes the chunk's weight: one object per rule,
+    selected by its :attr:`name` (``weight_rule=``) once registered (:func:`register_weight_rule`).
+
+    A subclass sets the class attributes and :meth:`divisors`, and gives its formula in its
+    docstring. With equal lengths (``l_i = lbar``) its weights must be the mean density
+    ``N · (F(e) - F(s)) / l_i``, as every rule here gives: slots are ranked on that
+    (:mod:`bookend_rag.placement.sorted_assignment`).
+    """
+
+    #: What ``weight_rule=`` calls the rule.
+    name: ClassVar[str]
+    #: What a weight means under the rule, as ``Placement.explain()`` prints it.
+    description: ClassVar[str]
+    #: Every chunk counts at the mean length ``lbar``, so the weights depend on the slots only and
+    #: sorting the chunks into the slots is exact whatever the lengths.
+    at_mean_length: ClassVar[bool] = False
+    #: A weight is its span's mass over a divisor every chunk shares, so on a density that does
+    #: not rise the relevance order with the best final chunk is exact
+    #: (:mod:`bookend_rag.placement.mass_path`).
+    mass_path: ClassVar[bool] = False
+
+    @abstractmethod
+    def divisors(
+        self, lengths: FloatArray, mean: float, profile: InfluenceProfile
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """Per chunk, what its span's continuous mass is divided by, and what its point masses are
+        divided by (``None``: as the continuous mass, so ``F`` is not split).
+
+        Args:
+            lengths: per chunk its length in the weigher's frame (all ``mean`` when
+                :attr:`at_mean_length` or the profile is per-document).
+            mean: the mean chunk length ``lbar`` in that frame, fixed chunks included.
+            profile: the influence profile.
+        """
+
+    def __repr__(self) -> str:
+        return f"<weight rule {self.name!r}>"
+
+
+class SlotRule(WeightRule):
+    """``slot``, the default: every chunk counted at the mean length ``lbar``, so its weight is
+    ``N · (F(e) - F(s)) / lbar`` on the span its document slot would have with every chunk
+    ``lbar`` long, whatever its own length (``bench/RESULTS.md``, "Chunk-weight rules"). Lengths
+    still set the sequence length ``N`` and the budget. The most relevant chunk always takes the
+    slot that the equal-length weights rank heaviest (sorting, rearrangement inequality)."""
+
+    name = "slot"
+    description = "weight of the document slot, every chunk at the mean length"
+    at_mean_length = True
+    mass_path = True
+
+    def divisors(
+        self, lengths: FloatArray, mean: float, profile: InfluenceProfile
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """``lbar`` (every length already is the mean), no point masses apart."""
+        return lengths, None
+
+
+class MassRule(WeightRule):
+    """``mass``: ``N · (F(e) - F(s)) / lbar``, the influence the chunk's tokens receive in units
+    of a mean-length chunk. No chunk gains weight by being shorter, but a long one does. With a
+    density that does not rise before the final token the optimal order is the relevance order
+    with one chunk moved to the end (an exchange argument,
+    :mod:`bookend_rag.placement.mass_path`), so the most relevant chunk always lands first or
+    last."""
+
+    name = "mass"
+    description = "influence on the chunk's tokens per mean chunk length"
+    mass_path = True
+
+    def divisors(
+        self, lengths: FloatArray, mean: float, profile: InfluenceProfile
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """``lbar`` for every chunk, no point masses apart."""
+        return np.full(lengths.size, mean), None
+
+
+class AnchoredRule(WeightRule):
+    """``anchored``: ``N · (F_c(e) - F_c(s)) / l_i + N · (P(e) - P(s)) / lbar``: mean density,
+    with point masses credited to the slot that holds them as if it had the mean length."""
+
+    name = "anchored"
+    description = "mean influence density, point masses per mean chunk length"
+
+    def divisors(
+        self, lengths: FloatArray, mean: float, profile: InfluenceProfile
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """``l_i``, and ``lbar`` for point masses when the profile has any (without, the second
+        term is zero and ``F`` need not be split)."""
+        return lengths, np.full(lengths.size, mean) if profile.has_point_masses else None
+
+
+class DensityRule(WeightRule):
+    """``density``: ``N · (F(e) - F(s)) / l_i``: mean influence density over the span (the first
+    design). A point mass then counts ``delta · N / l_i``, so short chunks win the ends."""
+
+    name = "density"
+    description = "mean influence density over the chunk's span"
+
+    def divisors(
+        self, lengths: FloatArray, mean: float, profile: InfluenceProfile
+    ) -> tuple[FloatArray, FloatArray | None]:
+        """``l_i``, no point masses apart."""
+        return lengths, None
+
+
+#: Every rule ``weight_rule=`` takes, by name: the ones bookend ships, then the registered ones.
+_REGISTRY: dict[str, WeightRule] = {
+    rule.name: rule for rule in (SlotRule(), MassRule(), AnchoredRule(), DensityRule())
+}
+#: The names of the rules bookend ships (:func:`weight_rule_names` adds the registered ones).
+WEIGHT_RULES: tuple[str, ...] = tuple(_REGISTRY)
 #: Chosen by measurement (``python bench/weight_rules.py``; ``bench/RESULTS.md``): of the rules that
 #: never put the most relevant chunk in the middle, the best on real runs.
-DEFAULT_WEIGHT_RULE: WeightRule = "slot"
+DEFAULT_WEIGHT_RULE: str = SlotRule.name
 
 
-def check_weight_rule(rule: object) -> WeightRule:
-    """``rule`` if it names a rule, else a ``ValueError`` naming the parameter and the value."""
-    if rule not in WEIGHT_RULES:
-        raise ValueError(f"weight_rule must be one of {WEIGHT_RULES}, got weight_rule={rule!r}")
+def register_weight_rule(rule: WeightRule) -> WeightRule:
+    """Make ``rule`` a value of ``weight_rule=`` under ``rule.name`` (in ``reorder``,
+    ``Bookend``, ``PlacementConfig`` and the adapters); returns ``rule``.
+
+    Raises:
+        TypeError: ``rule`` is not a :class:`WeightRule` instance (a class, say).
+        ValueError: a rule already has that name.
+    """
+    if not isinstance(rule, WeightRule):
+        raise TypeError(f"rule must be a WeightRule instance, got rule={rule!r}")
+    if rule.name in _REGISTRY:
+        raise ValueError(f"a weight rule is already named {rule.name!r}: {_REGISTRY[rule.name]!r}")
+    _REGISTRY[rule.name] = rule
     return rule
+
+
+def unregister_weight_rule(name: str) -> None:
+    """Withdraw the rule registered as ``name``: ``weight_rule=name`` raises again.
+
+    Raises:
+        ValueError: no rule has that name, or it is one bookend ships (placement's default and
+            its saved configurations name them).
+    """
+    if name in WEIGHT_RULES:
+        raise ValueError(f"{name!r} is a weight rule bookend ships; it stays registered")
+    del _REGISTRY[weight_rule_named(name).name]
+
+
+def weight_rule_names() -> tuple[str, ...]:
+    """The names ``weight_rule=`` takes: the rules bookend ships, then the registered ones."""
+    return tuple(_REGISTRY)
+
+
+def weight_rule_named(name: object) -> WeightRule:
+    """The rule ``weight_rule=name`` selects, else a ``ValueError`` naming the parameter and the
+    value."""
+    rule = _REGISTRY.get(name) if isinstance(name, str) else None
+    if rule is None:
+        raise ValueError(
+            f"weight_rule must be one of {weight_rule_names()}, got weight_rule={name!r}"
+        )
+    return rule
+
+
+def _registered_name(value: Any) -> str:
+    """``value`` as a registered rule's name, else the error pydantic gives for a ``Literal`` of
+    the names (the one settings gave when the names were fixed)."""
+    if isinstance(value, str) and value in _REGISTRY:
+        return _REGISTRY[value].name
+    quoted = [repr(name) for name in _REGISTRY]
+    expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+
+
+def _names_schema(schema: JsonDict) -> None:
+    """The JSON schema's ``enum``, read when the schema is made (rules register at run time)."""
+    schema["enum"] = list(_REGISTRY)
+
+
+#: A setting that names a registered rule (``PlacementConfig.weight_rule``): a ``str`` checked
+#: against the registry when validated, so a registered rule is accepted everywhere.
+WeightRuleName = Annotated[
+    str, BeforeValidator(_registered_name), Field(json_schema_extra=_names_schema)
+]
 
 
 class ChunkWeigher(NamedTuple):
     """Weights of chunks in spans, under one profile, layout and rule (see the module docstring).
 
     Build it with :meth:`build`; every length and offset it takes and returns is in its frame
-    (tokens, or unit slots for a per-document profile or the ``slot`` rule). An immutable record
-    (a named tuple: placement builds one per call, and a frozen dataclass costs several times as
-    much to build).
+    (tokens, every length the mean under an :attr:`~WeightRule.at_mean_length` rule, or unit slots
+    for a per-document profile). An immutable record (a named tuple: placement builds one per
+    call, and a frozen dataclass costs several times as much to build).
 
     Attributes:
         profile: the influence profile.
@@ -86,7 +253,8 @@ class ChunkWeigher(NamedTuple):
         lengths: per chunk, its length in the frame.
         prefix: frame length before the first movable chunk (fixed text and fixed chunks).
         total: frame length of the whole analysed sequence, ``N``.
-        continuous_divisor: per chunk, what the continuous mass is divided by (``l_i`` or ``lbar``).
+        continuous_divisor: per chunk, what the continuous mass is divided by
+            (:meth:`WeightRule.divisors`).
         point_divisor: per chunk, what point masses are divided by, or ``None`` when the profile's
             point masses need no separate treatment under this rule.
     """
@@ -105,7 +273,7 @@ class ChunkWeigher(NamedTuple):
         profile: InfluenceProfile,
         lengths: npt.ArrayLike,
         layout: Layout | None = None,
-        rule: WeightRule = DEFAULT_WEIGHT_RULE,
+        rule: str = DEFAULT_WEIGHT_RULE,
         *,
         fixed: tuple[float, float] = (0.0, 0.0),
     ) -> ChunkWeigher:
@@ -116,11 +284,12 @@ class ChunkWeigher(NamedTuple):
             lengths: per movable chunk its token count, positive and finite (checked where they
                 enter: :func:`bookend_rag.inputs.validate_lengths`, :func:`chunk_weights`).
             layout: tokens before and after the chunks (default :class:`~bookend_rag.Layout`).
-            rule: the weight rule.
+            rule: the name of a registered weight rule (else a ``ValueError``).
             fixed: token lengths of a chunk fixed before and after the movable ones (a repeated
                 top chunk), 0 for none. They count in the mean length and, for a per-document
                 profile, as one slot each.
         """
+        weight_rule = weight_rule_named(rule)
         lens = np.asarray(lengths, dtype=np.float64)
         k = lens.size
         total_length = float(np.add.reduce(lens))
@@ -128,7 +297,7 @@ class ChunkWeigher(NamedTuple):
         count = k + (front > 0) + (back > 0)
         mean = (total_length + front + back) / count if count else 1.0
         per_document = profile.per_document
-        if per_document or rule == "slot":
+        if per_document or weight_rule.at_mean_length:
             if per_document:
                 mean = 1.0
             lens = np.empty(k)
@@ -141,13 +310,10 @@ class ChunkWeigher(NamedTuple):
             lay = layout or Layout()
             prefix = lay.prefix_tokens + front
             suffix = lay.suffix_tokens + back
-        # Under "slot" (and per-document profiles) every length already is the mean.
-        shared = lens if rule == "slot" else np.full(k, mean)
-        divisor = shared if rule == "mass" else lens
-        point = shared if rule == "anchored" and profile.has_point_masses else None
+        divisor, point = weight_rule.divisors(lens, mean, profile)
         return cls(
             profile,
-            rule,
+            weight_rule,
             lens,
             float(prefix),
             float(prefix + total_length + suffix),
@@ -219,7 +385,7 @@ class ChunkWeigher(NamedTuple):
     @property
     def equal_lengths(self) -> bool:
         """Whether every movable chunk has the same frame length (weights depend on slots only)."""
-        if self.rule == "slot" or self.profile.per_document:
+        if self.rule.at_mean_length or self.profile.per_document:
             return True  # every length was set to the mean
         lens = self.lengths
         return bool(lens.size == 0 or lens.min() == lens.max())
@@ -229,15 +395,15 @@ def chunk_weights(
     profile: InfluenceProfile,
     lengths: npt.ArrayLike,
     layout: Layout | None = None,
-    rule: WeightRule = DEFAULT_WEIGHT_RULE,
+    rule: str = DEFAULT_WEIGHT_RULE,
 ) -> FloatArray:
     """Weights of chunks of ``lengths`` laid end to end in the given order inside ``layout``
-    (default :class:`~bookend_rag.Layout`), under ``rule``.
+    (default :class:`~bookend_rag.Layout`), under the rule named ``rule``.
 
     Chunk ``i`` occupies ``[s_i, e_i)`` with ``s_0 = prefix`` and ``e_i = s_i + l_i`` in a
     sequence of ``N = prefix + sum(l) + suffix`` tokens; the rule says how the mass
-    ``F(e_i / N) - F(s_i / N)`` becomes a weight (module docstring). With equal lengths every rule
-    gives the mean influence density, 1.0 being a uniform share.
+    ``F(e_i / N) - F(s_i / N)`` becomes a weight (:class:`WeightRule`). With equal lengths every
+    rule gives the mean influence density, 1.0 being a uniform share.
     """
     lens = np.asarray(lengths, dtype=np.float64)
     # min > 0 fails for NaN too; a finite sum rules out infinities (two reductions, no scan).
@@ -245,7 +411,7 @@ def chunk_weights(
         lens.size and not (np.minimum.reduce(lens) > 0 and math.isfinite(np.add.reduce(lens)))
     ):
         raise ValueError(f"lengths must be positive and finite, got lengths={lens.tolist()!r}")
-    weigher = ChunkWeigher.build(profile, lens, layout, check_weight_rule(rule))
+    weigher = ChunkWeigher.build(profile, lens, layout, rule)
     return weigher.weights_of_orders(np.arange(lens.size))
 
 

@@ -7,8 +7,9 @@ Read top to bottom, the first that applies is used:
    lengths, equal lengths, a per-document profile), no groups: rank the slots, sort the chunks
    into them (:mod:`~bookend_rag.placement.sorted_assignment`), optimal by the rearrangement
    inequality;
-3. the ``mass`` rule on a density that does not rise (every theory profile), no groups: the
-   relevance order with the best final chunk (:mod:`~bookend_rag.placement.mass_path`), exact;
+3. a rule with ``mass_path`` (``mass``; ``slot`` took step 2) on a density that does not rise
+   (every theory profile), no groups: the relevance order with the best final chunk
+   (:mod:`~bookend_rag.placement.mass_path`), exact;
 4. at most ``exact_max_k`` chunks: the exact subset programme (:mod:`~bookend_rag.placement.exact`);
 5. otherwise local search from several starts (:mod:`~bookend_rag.placement.local_search`).
 """

@@ -1,5 +1,7 @@
-"""The exact mass path: under the ``mass`` rule with a density that does not rise before the final
-token (every theory profile), the relevance order with the best final chunk is optimal.
+"""The exact mass path: under a rule whose weights are span mass over a divisor every chunk shares
+(``mass``: :attr:`WeightRule.mass_path <bookend_rag.weighing.WeightRule.mass_path>`), with a
+density that does not rise before the final token (every theory profile), the relevance order with
+the best final chunk is optimal.
 
 Exchange argument: swapping neighbours ``a, b`` at offset ``s`` changes the objective by
 ``(r_a - r_b) · (M(s, s + l_a) + M(s, s + l_b) - M(s, s + l_a + l_b))``, with ``M`` the mass of a
@@ -21,7 +23,7 @@ def mass_path_applies(problem: Problem) -> bool:
     """Whether :func:`mass_path_order` is exact for ``problem`` (module docstring)."""
     weigher = problem.weigher
     return (
-        problem.groups is None and weigher.rule == "mass" and weigher.profile.density_non_increasing
+        problem.groups is None and weigher.rule.mass_path and weigher.profile.density_non_increasing
     )
 
 

@@ -17,7 +17,7 @@ from bookend_rag.arrays import FloatArray, IntArray
 from bookend_rag.layout import Layout
 from bookend_rag.placement.groups import group_ids
 from bookend_rag.profiles.base import InfluenceProfile
-from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher, WeightRule
+from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, ChunkWeigher
 
 __all__ = ["EXACT_MAX_K", "Optimiser", "Problem"]
 
@@ -52,7 +52,7 @@ class Problem(NamedTuple):
         profile: InfluenceProfile,
         layout: Layout | None = None,
         *,
-        rule: WeightRule = DEFAULT_WEIGHT_RULE,
+        rule: str = DEFAULT_WEIGHT_RULE,
         groups: Sequence[Hashable | None] | None = None,
         fixed: tuple[float, float] = (0.0, 0.0),
         competition: float | None = None,
@@ -60,8 +60,9 @@ class Problem(NamedTuple):
     ) -> Problem:
         """The problem of chunks of ``lengths`` tokens inside ``layout`` under ``profile``.
 
-        ``groups`` holds per chunk a hashable source key or ``None``; ``fixed`` the token lengths
-        of a chunk fixed before and after these ones (a repeated top chunk), see
+        ``rule`` names a registered weight rule; ``groups`` holds per chunk a hashable source key
+        or ``None``; ``fixed`` the token lengths of a chunk fixed before and after these ones (a
+        repeated top chunk), see
         :meth:`ChunkWeigher.build <bookend_rag.weighing.ChunkWeigher.build>`.
         """
         weigher = ChunkWeigher.build(profile, lengths, layout, rule, fixed=fixed)

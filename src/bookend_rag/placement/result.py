@@ -15,7 +15,7 @@ from bookend_rag.placement.orders import alternate_order, rank_order, weight_tie
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.profiles.tabulated import TabulatedProfile
 from bookend_rag.profiles.theory import TheoryProfile
-from bookend_rag.weighing import ChunkWeigher, WeightRule
+from bookend_rag.weighing import ChunkWeigher, weight_rule_named
 
 __all__ = ["ChunkSlot", "Placement"]
 
@@ -65,7 +65,8 @@ class Placement(Generic[T]):
         strategy: the strategy that chose ``order``.
         profile: the influence profile used.
         layout: tokens before and after the chunks in the analysed sequence.
-        weight_rule: how span influence became chunk weights (:mod:`bookend_rag.weighing`).
+        weight_rule: the name of the rule by which span influence became chunk weights
+            (:class:`~bookend_rag.weighing.WeightRule`).
         competition: ``None`` (relevance times weight was maximised) or the pull of an
             irrelevant chunk under which the expected answer share was maximised
             (:mod:`bookend_rag.placement.competing`).
@@ -90,7 +91,7 @@ class Placement(Generic[T]):
     strategy: str
     profile: InfluenceProfile
     layout: Layout
-    weight_rule: WeightRule
+    weight_rule: str
     competition: float | None
     repeated: bool
     notes: tuple[str, ...]
@@ -109,7 +110,7 @@ class Placement(Generic[T]):
         strategy: str,
         profile: InfluenceProfile,
         layout: Layout,
-        weight_rule: WeightRule,
+        weight_rule: str,
         competition: float | None,
         repeated: bool,
         notes: tuple[str, ...],
@@ -274,6 +275,7 @@ class Placement(Generic[T]):
         Args:
             previews: optional per input index text to show (for example the first words).
         """
+        meaning = weight_rule_named(self.weight_rule).description
         theory = isinstance(self.profile, TheoryProfile)
         final = "the Recency Delta" if theory else "the final token"
         view = (
@@ -286,7 +288,7 @@ class Placement(Generic[T]):
             f"layout: prefix={self.layout.prefix_tokens} suffix={self.layout.suffix_tokens} "
             f"tokens ({view})",
             f"strategy: {self.strategy}",
-            f"weight rule: {self.weight_rule} ({_RULE_TEXT[self.weight_rule]})",
+            f"weight rule: {self.weight_rule} ({meaning})",
             "objective: "
             + (
                 "relevance x weight"
@@ -310,7 +312,7 @@ class Placement(Generic[T]):
                 row += "  " + previews[s.index][:48].replace("\n", " ")
             lines.append(row)
         lines.append("")
-        legend = f"weight = {_RULE_TEXT[self.weight_rule]} (1.0 = a uniform share)"
+        legend = f"weight = {meaning} (1.0 = a uniform share)"
         if self.layout.suffix_tokens and not self.profile.per_document:
             legend += f"; the answer token after the chunks holds {self._answer_share():.1%}"
         lines.append(legend + "; rank = relevance rank.")
@@ -393,14 +395,6 @@ class Placement(Generic[T]):
             f"Placement(order={list(self.order)}, strategy={self.strategy!r}, "
             f"objective={self.objective:.4f}, dropped={list(self.dropped)})"
         )
-
-
-_RULE_TEXT: dict[str, str] = {
-    "mass": "influence on the chunk's tokens per mean chunk length",
-    "anchored": "mean influence density, point masses per mean chunk length",
-    "density": "mean influence density over the chunk's span",
-    "slot": "weight of the document slot, every chunk at the mean length",
-}
 
 
 def _shape(weights: FloatArray) -> str:

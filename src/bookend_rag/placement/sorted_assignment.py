@@ -16,7 +16,7 @@ from bookend_rag.arrays import FloatArray, IntArray
 from bookend_rag.placement.orders import rank_order, weight_tiers
 from bookend_rag.placement.problem import Problem
 from bookend_rag.profiles.base import InfluenceProfile
-from bookend_rag.weighing import ChunkWeigher
+from bookend_rag.weighing import ChunkWeigher, WeightRule
 
 __all__ = ["assign_by_rank", "slot_ranks", "sorted_assignment"]
 
@@ -38,17 +38,20 @@ def slot_ranks(weigher: ChunkWeigher, length: float) -> IntArray:
     """Per slot of ``weigher``'s chunks, its rank by weight (0 the heaviest; ties within
     :data:`~bookend_rag.placement.orders.WEIGHT_TIE`: the earlier slot first) when each chunk has
     frame length ``length`` in the same sequence."""
-    return _ranks(weigher.profile, weigher.prefix, weigher.total, weigher.lengths.size, length)
+    return _ranks(
+        weigher.profile, weigher.rule, weigher.prefix, weigher.total, weigher.lengths.size, length
+    )
 
 
 @lru_cache(maxsize=512)
 def _ranks(
-    profile: InfluenceProfile, prefix: float, total: float, k: int, length: float
+    profile: InfluenceProfile, rule: WeightRule, prefix: float, total: float, k: int, length: float
 ) -> IntArray:
     """Keyed on what repeats between calls: no entry per distinct set of lengths."""
     lengths = np.full(k, length)
-    # With equal lengths every weight rule gives the mean density.
-    weigher = ChunkWeigher(profile, "density", lengths, prefix, total, lengths, None)
+    # With equal lengths every weight rule gives the mean density (WeightRule's contract): the
+    # length divides the whole span mass.
+    weigher = ChunkWeigher(profile, rule, lengths, prefix, total, lengths, None)
     ranks = np.empty(k, dtype=np.int64)
     # Tied slots (within WEIGHT_TIE) rank in slot order, so they take chunks in relevance order.
     tiers = weight_tiers(weigher.weights_of_orders(np.arange(k)))

@@ -23,7 +23,6 @@ from bookend_rag import (
     Placement,
     PlacementConfig,
     StrategyName,
-    WeightRule,
     adapters,
     load_config,
     relevance_from_scores,
@@ -129,7 +128,7 @@ class BookendRanker:
         word_count_threshold: int | None = None,
         model: ModelLike = DEFAULT_MODEL,
         strategy: StrategyName = "bookend",
-        weight_rule: WeightRule = DEFAULT_WEIGHT_RULE,
+        weight_rule: str = DEFAULT_WEIGHT_RULE,
         competition: float | None = None,
         lookalike_threshold: float = DEFAULT_LOOKALIKE_THRESHOLD,
         drop_lookalikes: bool = False,
@@ -157,7 +156,7 @@ class BookendRanker:
         # Plain attributes, read on every run: a setting changed later is used by the next run.
         self.model = placement.model
         self.strategy: StrategyName = placement.strategy
-        self.weight_rule: WeightRule = placement.weight_rule
+        self.weight_rule: str = placement.weight_rule
         self.competition = placement.competition
         self.lookalike_threshold = placement.lookalike_threshold
         self.drop_lookalikes = placement.drop_lookalikes
