@@ -6,7 +6,6 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from numbers import Real
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -409,11 +408,7 @@ def _check_documents(documents: list[Document]) -> None:
             raise ValueError(f"documents[{i}].id={doc.id!r} must be a string") from None
         # Checked here, not left to the core: deduplication compares the scores first, and it
         # moves the documents, so an index the core named would not be the caller's.
-        if doc.score is not None and not _finite_real(doc.score):
-            raise ValueError(
-                f"documents[{i}].score={adapters.shown(doc.score)} is not a score: a score must "
-                "be a finite real number, or None"
-            )
+        adapters.read_score(doc.score, "documents[{}].score", i)
 
 
 def _plain(doc: object) -> bool:
@@ -422,16 +417,6 @@ def _plain(doc: object) -> bool:
         return False
     score = doc.score
     return score is None or (type(score) is float and math.isfinite(score))
-
-
-def _finite_real(value: object) -> bool:
-    """A real number (not a bool) that is finite as a float."""
-    if not isinstance(value, Real) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int beyond float range
-        return False
 
 
 def _content(document: Document) -> str:
