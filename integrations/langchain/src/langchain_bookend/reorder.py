@@ -50,21 +50,16 @@ class BookendReorder(
     reorderer is immutable, like LangChain's runnables: setting an attribute raises and points
     to ``model_copy(update=...)``.
 
-    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (``model``,
-    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
-    ``distance``,
-    ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
-    ``tokenizer``, ``exact_max_k``), checked at construction, by ``loads`` and by
-    ``model_copy(update=...)`` (pydantic's own skips validation; this one does not); unknown
-    settings raise. Each call places with the settings as they are then, so
-    ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question the call
-    receives is counted after the documents. A ``ModelSpec`` or profile object given as
-    ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
+    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (each described
+    there), checked at construction, by ``loads`` and by ``model_copy(update=...)`` (pydantic's own
+    skips validation; this one does not); unknown settings raise. Each call places with the settings
+    as they are then, so ``model_copy(update=...)`` takes effect; with ``count_question=True`` the
+    question the call receives is counted after the documents. A ``ModelSpec`` or profile object
+    given as ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
-    callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
-    local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
-    are those of :class:`bookend_rag.adapters.AdapterConfig`.
+    callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a local
+    Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate`` are those
+    of :class:`bookend_rag.adapters.AdapterConfig`.
 
     ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON

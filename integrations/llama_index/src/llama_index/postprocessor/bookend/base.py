@@ -42,17 +42,13 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     ``top_n`` (the name of LlamaIndex's rerankers, such as ``SentenceTransformerRerank``) is
     ``top_k``, at construction and as an attribute.
 
-    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (``model``,
-    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
-    ``distance``,
-    ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
-    ``tokenizer``, ``exact_max_k``), checked at construction, on assignment, by ``from_dict`` /
-    ``from_json`` and by ``model_copy(update=...)`` (pydantic's own skips validation; this one
-    does not); unknown settings raise. Each call places with the settings as they are then; with
+    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (each described
+    there), checked at construction, on assignment, by ``from_dict`` / ``from_json`` and by
+    ``model_copy(update=...)`` (pydantic's own skips validation; this one does not); unknown
+    settings raise. Each call places with the settings as they are then; with
     ``count_question=True`` the query it receives is counted after the nodes. A ``ModelSpec`` or
-    profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict``
-    / ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
+    profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict`` /
+    ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
     ``source_key``, ``token_counter`` and ``annotate`` are those of
     :class:`bookend_rag.adapters.AdapterConfig`.
 
