@@ -10,8 +10,7 @@ import re
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -56,14 +55,13 @@ def _setting_options(
     parser: argparse.ArgumentParser, names: Collection[str], *, configurable: bool = False
 ) -> None:
     """An option for each of the placement settings ``names``, made from its field of
-    :class:`~bookend_rag.PlacementConfig`, so a setting reads the same here as in Python: the
-    name as ``--kebab-case``, the type (a flag for a bool, the choices of a ``Literal``), the
-    description as the help, with the settings it names written as their options, and the
-    default. With ``configurable`` every default is ``None`` (not given: the ``--config``
-    file's, else the config's default)."""
+    :class:`~bookend_rag.PlacementConfig`, so a setting reads the same here as in Python: the name
+    as ``--kebab-case``, the values it takes (:func:`_option_kind`), the description as the help,
+    with the settings it names written as their options, and the default. With ``configurable``
+    every default is ``None`` (not given: the ``--config`` file's, else the config's default)."""
+    schemas = PlacementConfig.model_json_schema()["properties"]
     for name in names:
         field = PlacementConfig.model_fields[name]
-        kind = _option_kind(field.annotation)
         described = _SNAKE_CASE.sub(
             lambda word: f"--{word[0].replace('_', '-')}" if word[0] in names else word[0],
             str(field.description),
@@ -74,29 +72,29 @@ def _setting_options(
             default=None if configurable else field.default,
             # argparse formats help with %: a literal one is doubled.
             help=f"{described} (default: {default})".replace("%", "%%"),
-            **kind,
+            **_option_kind(schemas[name]),
         )
 
 
-def _option_kind(annotation: Any) -> dict[str, Any]:
-    """The ``add_argument`` keywords for a setting's type: ``store_true`` for a bool, the
-    choices of a ``Literal``, ``type`` for a number; a string (a name, a path, inline JSON)
-    needs none."""
-    if get_origin(annotation) in (Union, UnionType):  # optional: None is the option not given
-        kinds = [a for a in get_args(annotation) if a is not type(None)]
-    else:
-        kinds = [annotation]
-    if len(kinds) != 1:  # a reference of several forms (model): given as a string
+#: The ``add_argument`` type of each kind of number in a JSON schema.
+_NUMBER_TYPES = {"integer": int, "number": float}
+
+
+def _option_kind(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``add_argument`` keywords for the values a setting takes, as its JSON schema says them
+    (the names of a ``Literal`` or of the registered weight rules included): the choices of an
+    enum, a flag for a boolean, ``type`` for a number; a string (a name, a path, inline JSON)
+    needs none. ``None``, where a setting takes it, is the option not given."""
+    forms = [form for form in schema.get("anyOf", [schema]) if form.get("type") != "null"]
+    if len(forms) != 1:  # a reference of several forms (model): given as a string
         return {}
-    kind = kinds[0]
-    if get_origin(kind) is Annotated:
-        kind = get_args(kind)[0]
-    if kind is bool:
+    form = forms[0]
+    if "enum" in form:
+        return {"choices": tuple(form["enum"])}
+    if form.get("type") == "boolean":
         return {"action": "store_true"}
-    if get_origin(kind) is Literal:
-        return {"choices": get_args(kind)}
-    if kind in (int, float):
-        return {"type": kind}
+    if form.get("type") in _NUMBER_TYPES:
+        return {"type": _NUMBER_TYPES[form["type"]]}
     return {}
 
 

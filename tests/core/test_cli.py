@@ -238,6 +238,10 @@ def test_reorder_has_an_option_for_every_setting_made_from_its_field() -> None:
         assert action.option_strings == ["--" + name.replace("_", "-")]
         assert action.default is None  # not given: the --config file's setting, else the default
         assert action.help.split()[:3] == str(fields[name].description).split()[:3], name
+    # The values a setting takes, as the config's schema says them: a bad one is argparse's error.
+    assert tuple(options["strategy"].choices) == bookend_rag.STRATEGIES
+    assert tuple(options["weight_rule"].choices) == bookend_rag.WEIGHT_RULES
+    assert (options["top_k"].type, options["competition"].type) == (int, float)
 
 
 def test_every_reorder_option_reaches_the_placement(
