@@ -1,5 +1,6 @@
 """What the framework adapters share: their settings, a placer for those settings as they are at
-each call, and the annotations they write on request (each chunk's prompt slot and weight).
+each call, the reading of a score (:func:`read_score`) and the annotations they write on request
+(each chunk's prompt slot and weight).
 
 Adapters place with their settings as they are at each call (a changed setting is never ignored)
 and never touch the caller's objects unless annotations are asked for.
@@ -15,6 +16,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.errors import shown
+from bookend_rag.inputs import read_score
 from bookend_rag.place import Bookend
 from bookend_rag.placement.result import Placement
 from bookend_rag.profiles.io import file_stamp
@@ -31,6 +33,7 @@ __all__ = [
     "PlacerCache",
     "first_slot_annotations",
     "one_line_errors",
+    "read_score",
     "shown",
     "slot_annotations",
     "top_n_as_top_k",

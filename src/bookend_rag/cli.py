@@ -8,19 +8,18 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
-from bookend_rag.config import DEFAULT_MODEL, validation_message
+from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.corpus import load_demo_corpus
 from bookend_rag.datafiles import load_data_json
-from bookend_rag.layout import DEFAULT_SUFFIX_TOKENS, Layout
+from bookend_rag.layout import Layout
 from bookend_rag.place import Bookend
-from bookend_rag.placement.strategies import STRATEGIES
 from bookend_rag.plot import matplotlib_available, plot_file, plot_placement
 from bookend_rag.profiles.io import ModelLike, resolve_profile
 from bookend_rag.profiles.published import available_profile_presets, published_curves
@@ -29,7 +28,7 @@ from bookend_rag.spec import available_presets
 from bookend_rag.theory import components
 from bookend_rag.tuned import load_config
 from bookend_rag.version import __version__
-from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, chunk_weights
+from bookend_rag.weighing import chunk_weights
 
 __all__ = ["build_parser", "main"]
 
@@ -44,16 +43,59 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
 
 
-def _model_arg(parser: argparse.ArgumentParser, *, configurable: bool = False) -> None:
-    """``--model``; with ``configurable`` its default is left to ``--config`` (``None``)."""
-    default = f"the --config file's, else {DEFAULT_MODEL}" if configurable else DEFAULT_MODEL
-    parser.add_argument(
-        "--model",
-        default=None if configurable else DEFAULT_MODEL,
-        help="preset name or Hugging Face id (see `bookend presets`), published curve such as "
-        "liu2023:gpt-3.5-turbo, a profile JSON path, or an inline spec such as "
-        f'\'{{"depth": 30, "attn_share": 0.05}}\' (default: {default})',
-    )
+#: The placement settings ``bookend reorder`` takes as options: all but ``count_question``, as the
+#: command places one list and receives no question to count.
+_REORDER_SETTINGS = tuple(name for name in PlacementConfig.model_fields if name != "count_question")
+
+#: A word in snake_case: in a setting's description, the name of another setting.
+_SNAKE_CASE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def _setting_options(
+    parser: argparse.ArgumentParser, names: Collection[str], *, configurable: bool = False
+) -> None:
+    """An option for each of the placement settings ``names``, made from its field of
+    :class:`~bookend_rag.PlacementConfig`, so a setting reads the same here as in Python: the name
+    as ``--kebab-case``, the values it takes (:func:`_option_kind`), the description as the help,
+    with the settings it names written as their options, and the default. With ``configurable``
+    every default is ``None`` (not given: the ``--config`` file's, else the config's default)."""
+    schemas = PlacementConfig.model_json_schema()["properties"]
+    for name in names:
+        field = PlacementConfig.model_fields[name]
+        described = _SNAKE_CASE.sub(
+            lambda word: f"--{word[0].replace('_', '-')}" if word[0] in names else word[0],
+            str(field.description),
+        )
+        default = f"the --config file's, else {field.default}" if configurable else field.default
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            default=None if configurable else field.default,
+            # argparse formats help with %: a literal one is doubled.
+            help=f"{described} (default: {default})".replace("%", "%%"),
+            **_option_kind(schemas[name]),
+        )
+
+
+#: The ``add_argument`` type of each kind of number in a JSON schema.
+_NUMBER_TYPES = {"integer": int, "number": float}
+
+
+def _option_kind(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``add_argument`` keywords for the values a setting takes, as its JSON schema says them
+    (the names of a ``Literal`` or of the registered weight rules included): the choices of an
+    enum, a flag for a boolean, ``type`` for a number; a string (a name, a path, inline JSON)
+    needs none. ``None``, where a setting takes it, is the option not given."""
+    forms = [form for form in schema.get("anyOf", [schema]) if form.get("type") != "null"]
+    if len(forms) != 1:  # a reference of several forms (model): given as a string
+        return {}
+    form = forms[0]
+    if "enum" in form:
+        return {"choices": tuple(form["enum"])}
+    if form.get("type") == "boolean":
+        return {"action": "store_true"}
+    if form.get("type") in _NUMBER_TYPES:
+        return {"type": _NUMBER_TYPES[form["type"]]}
+    return {}
 
 
 def _model(value: str) -> ModelLike:
@@ -71,25 +113,6 @@ def _positive(option: str, value: int) -> int:
     if value < 1:
         raise ValueError(f"{option} must be a positive integer, got {option}={value}")
     return value
-
-
-def _layout_args(parser: argparse.ArgumentParser, *, configurable: bool = False) -> None:
-    """``--prefix-tokens`` and ``--suffix-tokens``; with ``configurable`` their defaults are left
-    to ``--config`` (``None``)."""
-    parser.add_argument(
-        "--prefix-tokens",
-        type=int,
-        default=None if configurable else 0,
-        help="tokens before the chunks (default: 0)",
-    )
-    parser.add_argument(
-        "--suffix-tokens",
-        type=int,
-        default=None if configurable else DEFAULT_SUFFIX_TOKENS,
-        help=f"tokens after the chunks (default: {DEFAULT_SUFFIX_TOKENS}, the answer); 0 means the "
-        "chunks fill the analysed sequence and the final chunk holds the Recency Delta (the "
-        "bookend view)",
-    )
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -279,24 +302,6 @@ def _read_reorder_input(data: Any) -> tuple[list[Any], list[str], dict[str, list
     return chunks, texts, checked
 
 
-#: The ``bookend reorder`` options that are placement settings (``None``: not given).
-_REORDER_SETTINGS = (
-    "strategy",
-    "weight_rule",
-    "competition",
-    "lookalike_threshold",
-    "drop_lookalikes",
-    "distance",
-    "top_k",
-    "budget",
-    "repeat_top",
-    "prefix_tokens",
-    "suffix_tokens",
-    "equal_lengths",
-    "tokenizer",
-)
-
-
 def _cmd_reorder(args: argparse.Namespace) -> int:
     # The config is read first: a bad --config is reported before the input is read.
     config = None if args.config is None else load_config(args.config, param="--config")
@@ -304,14 +309,14 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
     sources = columns.get("sources")
     # Options given on the command line override the config's settings; the others keep them.
     given = {name: v for name in _REORDER_SETTINGS if (v := getattr(args, name)) is not None}
-    if args.model is not None:
-        given["model"] = _model(args.model)
+    if "model" in given:
+        given["model"] = _model(given["model"])
     readers: dict[str, Any] = {
         "text": texts.__getitem__,
         "source": None if sources is None else sources.__getitem__,
     }
     placer: Bookend[int] = (
-        Bookend(given.pop("model", DEFAULT_MODEL), **given, **readers)
+        Bookend(**given, **readers)
         if config is None
         else Bookend.from_config(config, **given, **readers)
     )
@@ -362,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
         "weight, the objective against retrieval order and the alternate pattern, and the "
         "influence plot as a PNG when matplotlib is installed.",
     )
-    _model_arg(demo)
+    _setting_options(demo, ["model"])
     demo.add_argument("--k", type=int, default=8, help="passages to retrieve (default: 8)")
     demo.add_argument(
         "--plot",
@@ -377,12 +382,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Slot weights (mean influence density per chunk) for K equal chunks, with the "
         "theory's Recency Delta, primacy mass and Dead Zone for theory profiles.",
     )
-    _model_arg(prof)
+    _setting_options(prof, ["model"])
     prof.add_argument("--k", type=int, default=10, help="number of chunks (default: 10)")
     prof.add_argument(
         "--chunk-tokens", type=int, default=200, help="tokens per chunk (default: 200)"
     )
-    _layout_args(prof)
+    _setting_options(prof, ["prefix_tokens", "suffix_tokens"])
     prof.add_argument("--json", action="store_true", help="print JSON instead of a table")
     prof.add_argument("--plot", metavar="PNG", help="also write a plot to this PNG")
     prof.set_defaults(func=_cmd_profile)
@@ -404,49 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="every setting from a PlacementConfig JSON file or the tuned.json of `bookend "
         "tune` (its model, strategy, layout ...); the options given here override its settings",
     )
-    _model_arg(reo, configurable=True)
-    reo.add_argument("--strategy", choices=STRATEGIES, help="default: bookend")
-    reo.add_argument(
-        "--weight-rule",
-        choices=WEIGHT_RULES,
-        help=f"how a span's influence becomes a chunk's weight (default: {DEFAULT_WEIGHT_RULE})",
-    )
-    reo.add_argument(
-        "--competition",
-        type=float,
-        help="chunks compete for the answer: the pull of an irrelevant chunk, c >= 0 "
-        "(default: off, relevance times weight)",
-    )
-    reo.add_argument(
-        "--lookalike-threshold",
-        type=float,
-        help="word-shingle Jaccard similarity at which two chunks are look-alikes, for "
-        "--drop-lookalikes (alone it changes nothing; default: 0.5)",
-    )
-    reo.add_argument(
-        "--drop-lookalikes",
-        action="store_true",
-        default=None,
-        help="drop every chunk that is a look-alike of a more relevant one",
-    )
-    reo.add_argument("--distance", action="store_true", default=None, help="scores are distances")
-    reo.add_argument("--top-k", type=int, help="keep at most this many chunks, the most relevant")
-    reo.add_argument("--budget", type=int, help="token budget: keep the most relevant that fit")
-    reo.add_argument(
-        "--repeat-top", action="store_true", default=None, help="repeat the top chunk at both ends"
-    )
-    reo.add_argument(
-        "--equal-lengths",
-        action="store_true",
-        default=None,
-        help="treat every chunk as the same length (rank-only placement)",
-    )
-    reo.add_argument(
-        "--tokenizer",
-        help="count tokens with a tiktoken encoding name or a local Hugging Face tokenizer path "
-        "(default: about four characters a token)",
-    )
-    _layout_args(reo, configurable=True)
+    _setting_options(reo, _REORDER_SETTINGS, configurable=True)
     reo.set_defaults(func=_cmd_reorder)
 
     pre = sub.add_parser(

@@ -70,9 +70,10 @@ class PlacementConfig(OneLineModel):
 
     model: ProfileRef = Field(
         default=DEFAULT_MODEL,
-        description="The profile: a preset name or Hugging Face id, a published curve "
-        "('liu2023:<model>'), a profile JSON path, an inline {'depth', 'attn_share'} spec or an "
-        "inline profile JSON object. ModelSpec and profile objects are stored in that form.",
+        description="The profile: a preset name (`bookend presets` lists them) or Hugging Face "
+        "id, a published curve ('liu2023:<model>'), a profile JSON path, an inline {'depth', "
+        "'attn_share'} spec or an inline profile JSON object. ModelSpec and profile objects are "
+        "stored in that form.",
     )
     strategy: StrategyName = Field(
         default="bookend",

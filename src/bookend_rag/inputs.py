@@ -1,7 +1,9 @@
 """Checks of the per-item numbers callers pass the placing API: scores and token lengths.
 
 Each check converts once (NumPy when the input is plain numbers, the common case) and names the
-first bad entry otherwise.
+first bad entry otherwise. :func:`read_score` reads one score where the framework adapters find
+it (a document's field or metadata), so the error can name that place rather than an index into
+the core's list.
 """
 
 from __future__ import annotations
@@ -9,13 +11,24 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from functools import lru_cache
+from numbers import Real
 
 import numpy as np
 
 from bookend_rag.arrays import FloatArray
+from bookend_rag.errors import shown
 
-__all__ = ["MAX_TOKENS", "equal_lengths", "is_real", "validate_lengths", "validate_scores"]
+__all__ = [
+    "MAX_TOKENS",
+    "SCORE_RULE",
+    "equal_lengths",
+    "is_real",
+    "read_score",
+    "validate_lengths",
+    "validate_scores",
+]
 
 #: Largest token count accepted anywhere (a chunk's length, a budget, a prefix or suffix): far
 #: beyond any context window, and small enough that sums of thousands of such counts stay exact
@@ -106,6 +119,34 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
     arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
     _check_finite(arr, positions)
     return arr if len(positions) == n_items else None
+
+
+#: What a score is, as the error for a value that is not one says it.
+SCORE_RULE = "a score must be a finite real number, or None"
+
+
+def read_score(value: object, name: str, *parts: object, rule: str = SCORE_RULE) -> float | None:
+    """One item's score as a float, ``None`` when it has none.
+
+    A score is a real number (any :class:`numbers.Real`: a bool is a flag, not a score, and a
+    string is refused rather than parsed) that is finite as a float. The adapters read each
+    score where their framework keeps it with this, so a bad one is named there: ``name`` is a
+    :meth:`str.format` template filled with ``parts`` (``"documents[{}].score", i``) only then,
+    as building the name for every item would cost more than the check.
+
+    Raises:
+        ValueError: ``{name}={value} is not a score: {rule}``.
+    """
+    if value is None:
+        return None
+    if type(value) is float and math.isfinite(value):  # the common case, without the ABC check
+        return value
+    if isinstance(value, Real) and not isinstance(value, bool):
+        with suppress(OverflowError):  # an int beyond float range falls through to the error
+            number = float(value)
+            if math.isfinite(number):
+                return number
+    raise ValueError(f"{name.format(*parts)}={shown(value)} is not a score: {rule}")
 
 
 def _check_finite(arr: FloatArray, positions: Sequence[int]) -> None:

@@ -122,12 +122,10 @@ class Bookend(Generic[T]):
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
-        **settings: ``strategy``, ``weight_rule``, ``competition``, ``distance``, ``top_k``,
-            ``budget``, ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``,
-            ``equal_lengths``, ``tokenizer``, ``exact_max_k``: see
-            :class:`~bookend_rag.PlacementConfig`. Every strategy keeps ``source`` groups in input
-            order; ``repeat_top`` copies the top chunk only when the budget and its source order
-            allow it (``Placement.notes`` says when not).
+        **settings: the other fields of :class:`~bookend_rag.PlacementConfig` (each described
+            there). Every strategy keeps ``source`` groups in input order; ``repeat_top`` copies
+            the top chunk only when the budget and its source order allow it (``Placement.notes``
+            says when not).
 
     ``token_counter``, ``text`` and ``source`` say how to read the caller's items; a placer from
     :meth:`with_settings` keeps them.

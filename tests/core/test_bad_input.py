@@ -9,14 +9,17 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +27,7 @@ from hypothesis import strategies as st
 import bookend_rag
 from bookend_rag.adapters import PLACEMENT_OPTIONS
 from bookend_rag.cli import main
+from bookend_rag.inputs import read_score
 
 
 @contextmanager
@@ -168,6 +172,39 @@ def test_python_api_refuses_in_one_line(
 ) -> None:
     with _strict():
         bad_input.refused(call, fragment)
+
+
+@pytest.mark.parametrize(
+    ("value", "score"),
+    [(None, None), (0.5, 0.5), (3, 3.0), (Fraction(1, 4), 0.25), (np.float32(0.5), 0.5)],
+)
+def test_the_adapters_score_reader_takes_any_finite_real(value: object, score: object) -> None:
+    class Unnamed:
+        def __format__(self, spec: str) -> str:
+            raise AssertionError("the name is built only for a value that is not a score")
+
+    read = read_score(value, "documents[{}].score", Unnamed())
+    assert read == score
+    assert read is None or type(read) is float
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (True, "True"),
+        ("0.9", "'0.9'"),
+        (NAN, "nan"),
+        (-math.inf, "-inf"),
+        (HUGE, "10000000...(401 digits)"),
+        ([0.5], "[0.5]"),
+    ],
+)
+def test_the_adapters_score_reader_names_a_bad_score_where_it_was_found(
+    value: object, shown: str
+) -> None:
+    message = f"documents[2].metadata['score']={shown} is not a score: it must be a number"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        read_score(value, "documents[{}].metadata[{!r}]", 2, "score", rule="it must be a number")
 
 
 def test_tiktoken_encoding_offline_says_how_to_provide_one(

@@ -7,10 +7,12 @@ import json
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import bookend_rag
+from bookend_rag import cli
 from bookend_rag.cli import build_parser, main
 
 
@@ -218,6 +220,77 @@ def test_help_is_complete(command: str) -> None:
     for action in sub._actions:
         if action.option_strings and action.dest != "help":
             assert action.help, f"{command} {action.option_strings} has no help"
+
+
+def _options(command: str) -> dict[str, Any]:
+    """The options of a subcommand, by the name they are read under."""
+    sub = build_parser()._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+    return {action.dest: action for action in sub._actions if action.option_strings}
+
+
+def test_reorder_has_an_option_for_every_setting_made_from_its_field() -> None:
+    options = _options("reorder")
+    fields = bookend_rag.PlacementConfig.model_fields
+    # The one setting left out: reorder places one list and receives no question to count.
+    assert set(fields) - set(options) == {"count_question"}
+    for name in set(fields) - {"count_question"}:
+        action = options[name]
+        assert action.option_strings == ["--" + name.replace("_", "-")]
+        assert action.default is None  # not given: the --config file's setting, else the default
+        assert action.help.split()[:3] == str(fields[name].description).split()[:3], name
+    # The values a setting takes, as the config's schema says them: a bad one is argparse's error.
+    assert tuple(options["strategy"].choices) == bookend_rag.STRATEGIES
+    assert tuple(options["weight_rule"].choices) == bookend_rag.WEIGHT_RULES
+    assert (options["top_k"].type, options["competition"].type) == (int, float)
+
+
+def test_every_reorder_option_reaches_the_placement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    words.save(str(tmp_path / "tokenizer.json"))
+    # A value other than its default for each setting: (command line, the setting it gives).
+    given: dict[str, tuple[list[str], Any]] = {
+        "model": (["gpt2"], "gpt2"),
+        "strategy": (["relevance"], "relevance"),
+        "weight_rule": (["mass"], "mass"),
+        "competition": (["0.5"], 0.5),
+        "lookalike_threshold": (["0.2"], 0.2),
+        "drop_lookalikes": ([], True),
+        "distance": ([], True),
+        "top_k": (["3"], 3),
+        "budget": (["60"], 60),
+        "repeat_top": ([], True),
+        "prefix_tokens": (["40"], 40),
+        "suffix_tokens": (["0"], 0),
+        "equal_lengths": ([], True),
+        "tokenizer": ([str(tmp_path)], str(tmp_path)),
+        "exact_max_k": (["3"], 3),
+    }
+    assert set(given) == set(_options("reorder")) - {"help", "config"}  # a new one needs a value
+    placed: list[bookend_rag.PlacementConfig] = []
+
+    class Recording(bookend_rag.Bookend[Any]):
+        def place(self, *args: Any, **kwargs: Any) -> bookend_rag.Placement[Any]:
+            placed.append(self.config)
+            return super().place(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "Bookend", Recording)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(["alpha beta", "gamma", "delta"])))
+    argv = [
+        arg
+        for name, (values, _) in given.items()
+        for arg in ("--" + name.replace("_", "-"), *values)
+    ]
+    args = build_parser().parse_args(["reorder", *argv])
+    for name, (_, value) in given.items():  # read as its type: a bad number is argparse's error
+        assert type(getattr(args, name)) is type(value), name
+    assert main(["reorder", *argv]) == 0
+    capsys.readouterr()
+    assert placed == [bookend_rag.PlacementConfig(**{n: v for n, (_, v) in given.items()})]
 
 
 def test_plot_writes_exactly_the_path_given(

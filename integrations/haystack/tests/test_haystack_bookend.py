@@ -214,6 +214,63 @@ def test_changed_attributes_are_used_and_serialised() -> None:
     assert ranker.run(docs)["documents"] == _core(docs, strategy="relevance")
 
 
+def test_the_keyword_parameters_are_the_config_fields_with_their_defaults() -> None:
+    # The one copy of the settings left (Haystack reads a component's keyword parameters), kept
+    # in step with the config: a default here that differs would read as a changed setting.
+    parameters = inspect.signature(BookendRanker.__init__).parameters
+    own = {"self", "word_count_threshold", "source_key", "annotate", "config"}
+    placement = {name: p.default for name, p in parameters.items() if name not in own}
+    assert placement == {
+        name: field.default for name, field in bookend_rag.PlacementConfig.model_fields.items()
+    }
+
+
+def _word_tokenizer(folder: Path) -> str:
+    """A local tokenizer that counts one token a word, saved in ``folder``."""
+    tokenizers = pytest.importorskip("tokenizers")
+    words = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    words.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    words.save(str(folder / "tokenizer.json"))
+    return str(folder)
+
+
+#: A value other than its default for each placement setting (but the tokenizer, made per test).
+OTHER_SETTINGS: dict[str, Any] = {
+    "model": "gpt2",
+    "strategy": "relevance",
+    "weight_rule": "mass",
+    "competition": 0.5,
+    "lookalike_threshold": 0.2,
+    "drop_lookalikes": True,
+    "distance": True,
+    "top_k": 5,
+    "budget": 60,
+    "repeat_top": True,
+    "prefix_tokens": 40,
+    "suffix_tokens": 0,
+    "count_question": True,
+    "equal_lengths": True,
+    "exact_max_k": 3,
+}
+
+
+def test_every_setting_assigned_later_reaches_the_next_run_and_the_dict(tmp_path: Path) -> None:
+    other = {**OTHER_SETTINGS, "tokenizer": _word_tokenizer(tmp_path)}
+    assert set(other) == set(bookend_rag.PlacementConfig.model_fields)  # a new one needs a value
+    docs = _scored()
+    for name, value in other.items():
+        ranker = BookendRanker()
+        ranker.run(docs)  # a placer is built with the defaults first
+        setattr(ranker, name, value)
+        expected = bookend_rag.PlacementConfig(**{name: value})
+        assert getattr(ranker, name) == getattr(expected, name), name
+        assert ranker.placer().config == expected, name
+        assert ranker.run(docs)["documents"] == _core(docs, **{name: value}), name
+        again = BookendRanker.from_dict(ranker.to_dict())
+        assert again.to_dict() == ranker.to_dict(), name
+        assert again.run(docs) == ranker.run(docs), name
+
+
 @pytest.mark.parametrize(
     "model",
     [

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
-from numbers import Real
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
@@ -20,6 +17,7 @@ from bookend_rag.adapters import (
     AdapterConfig,
     CheckedSettings,
     first_slot_annotations,
+    read_score,
     shown,
 )
 
@@ -52,21 +50,16 @@ class BookendReorder(
     reorderer is immutable, like LangChain's runnables: setting an attribute raises and points
     to ``model_copy(update=...)``.
 
-    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (``model``,
-    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
-    ``distance``,
-    ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
-    ``tokenizer``, ``exact_max_k``), checked at construction, by ``loads`` and by
-    ``model_copy(update=...)`` (pydantic's own skips validation; this one does not); unknown
-    settings raise. Each call places with the settings as they are then, so
-    ``model_copy(update=...)`` takes effect; with ``count_question=True`` the question the call
-    receives is counted after the documents. A ``ModelSpec`` or profile object given as
-    ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
+    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (each described
+    there), checked at construction, by ``loads`` and by ``model_copy(update=...)`` (pydantic's own
+    skips validation; this one does not); unknown settings raise. Each call places with the settings
+    as they are then, so ``model_copy(update=...)`` takes effect; with ``count_question=True`` the
+    question the call receives is counted after the documents. A ``ModelSpec`` or profile object
+    given as ``model`` is stored in its JSON form, so the reorderer round-trips through ``dumpd`` /
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
-    callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a
-    local Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate``
-    are those of :class:`bookend_rag.adapters.AdapterConfig`.
+    callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a local
+    Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate`` are those
+    of :class:`bookend_rag.adapters.AdapterConfig`.
 
     ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON
@@ -141,7 +134,20 @@ class BookendReorder(
         Raises:
             ValueError: a score that is not a real number within float range.
         """
-        return [_first_score(doc.metadata, self.score_key, i) for i, doc in enumerate(documents)]
+        keys = self.score_key
+        rule = (
+            f"a score must be a finite real number (score_key={keys!r}); convert it, or point "
+            "score_key at the key that holds the score"
+        )
+        scores: list[float | None] = []
+        for i, doc in enumerate(documents):
+            metadata = doc.metadata
+            for key in keys:  # the first key present; one holding None counts as absent
+                value = metadata.get(key)
+                if value is not None:
+                    break
+            scores.append(read_score(value, "documents[{}].metadata[{!r}]", i, key, rule=rule))
+        return scores
 
     def place(
         self,
@@ -242,6 +248,10 @@ def _documents(
     return docs, None
 
 
+#: What the score of a ``(Document, score)`` pair must be, as the error for a bad one says it.
+_PAIR_RULE = "the score of a (Document, score) pair must be a finite real number"
+
+
 def _pairs(pairs: list[Any]) -> tuple[list[Document], list[float | None]]:
     """The documents and scores of ``(Document, score)`` pairs, as a vector store's
     ``similarity_search_with_relevance_scores`` (or ``_with_score``) returns them."""
@@ -251,7 +261,7 @@ def _pairs(pairs: list[Any]) -> tuple[list[Document], list[float | None]]:
         if len(pair) != 2 or not isinstance(pair[0], Document):
             raise ValueError(f"documents[{i}]={shown(pair)} is not a (Document, score) pair")
         docs.append(pair[0])
-        scores.append(_first_score({"score": pair[1]}, ("score",), i, pair=True))
+        scores.append(read_score(pair[1], "documents[{}][1]", i, rule=_PAIR_RULE))
     return docs, scores
 
 
@@ -259,35 +269,3 @@ def _question(question: Any, name: str) -> str | None:
     if question is not None and not isinstance(question, str):
         raise ValueError(f"{name} must be a string or None, got {name}={question!r}")
     return question
-
-
-def _first_score(
-    metadata: dict[str, Any], keys: tuple[str, ...], i: int, *, pair: bool = False
-) -> float | None:
-    """The value of the first of ``keys`` present (not ``None``) in ``metadata``, as a float
-    (``pair``: the score of the ``(Document, score)`` pair ``i``)."""
-    for key in keys:
-        value = metadata.get(key)
-        if value is None:
-            continue
-        if type(value) is float and math.isfinite(value):  # the common case, no ABC check
-            return value
-        # bool is a Real, but a flag is not a score; a string is refused rather than parsed, as
-        # the core refuses it: one rule for what a score is. NaN and the infinities are named
-        # here, by document and key, as the other bad values are.
-        if isinstance(value, Real) and not isinstance(value, bool):
-            with suppress(OverflowError):  # an int beyond float range falls through to the error
-                number = float(value)
-                if math.isfinite(number):
-                    return number
-        if pair:
-            raise ValueError(
-                f"documents[{i}][1]={shown(value)} is not a score: the score of a (Document, "
-                "score) pair must be a finite real number"
-            )
-        raise ValueError(
-            f"documents[{i}].metadata[{key!r}]={shown(value)} is not a score: a score must be a "
-            f"finite real number (score_key={keys!r}); convert it, or point score_key at the key "
-            "that holds the score"
-        )
-    return None

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from contextlib import suppress
-from numbers import Real
 from typing import Any
 
 from llama_index.core import Settings
@@ -24,7 +22,7 @@ from bookend_rag.adapters import (
     AdapterConfig,
     CheckedSettings,
     first_slot_annotations,
-    shown,
+    read_score,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
@@ -44,17 +42,13 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     ``top_n`` (the name of LlamaIndex's rerankers, such as ``SentenceTransformerRerank``) is
     ``top_k``, at construction and as an attribute.
 
-    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (``model``,
-    ``strategy``, ``weight_rule``, ``competition``, ``lookalike_threshold``, ``drop_lookalikes``,
-    ``distance``,
-    ``top_k``, ``budget``,
-    ``repeat_top``, ``prefix_tokens``, ``suffix_tokens``, ``count_question``, ``equal_lengths``,
-    ``tokenizer``, ``exact_max_k``), checked at construction, on assignment, by ``from_dict`` /
-    ``from_json`` and by ``model_copy(update=...)`` (pydantic's own skips validation; this one
-    does not); unknown settings raise. Each call places with the settings as they are then; with
+    The placement settings are the fields of :class:`bookend_rag.PlacementConfig` (each described
+    there), checked at construction, on assignment, by ``from_dict`` / ``from_json`` and by
+    ``model_copy(update=...)`` (pydantic's own skips validation; this one does not); unknown
+    settings raise. Each call places with the settings as they are then; with
     ``count_question=True`` the query it receives is counted after the nodes. A ``ModelSpec`` or
-    profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict``
-    / ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
+    profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict`` /
+    ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
     ``source_key``, ``token_counter`` and ``annotate`` are those of
     :class:`bookend_rag.adapters.AdapterConfig`.
 
@@ -164,7 +158,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
         if {type(s) for s in scores} - _PLAIN_SCORES or not all(
             s is None or math.isfinite(s) for s in scores
         ):
-            scores = [_score(s, i) for i, s in enumerate(scores)]
+            scores = [read_score(s, "nodes[{}].score", i) for i, s in enumerate(scores)]
         return self.placer(_query(query_bundle)).place(nodes, scores)
 
     def _postprocess_nodes(
@@ -234,22 +228,6 @@ def _check_nodes(nodes: list[NodeWithScore]) -> None:
 
 #: The types of the scores LlamaIndex's own validation leaves on a node.
 _PLAIN_SCORES = {float, type(None)}
-
-
-def _score(score: Any, i: int) -> float | None:
-    """A node's score as a float (``None``: no score). LlamaIndex checks it at construction
-    only; a value assigned later may be anything."""
-    if score is None:
-        return None
-    if isinstance(score, Real) and not isinstance(score, bool):
-        with suppress(OverflowError):  # an int beyond float range falls through to the error
-            number = float(score)
-            if math.isfinite(number):
-                return number
-    raise ValueError(
-        f"nodes[{i}].score={shown(score)} is not a score: a score must be a finite real number, "
-        "or None"
-    )
 
 
 def _query(query_bundle: QueryBundle | None) -> str | None:

@@ -6,7 +6,6 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from numbers import Real
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -57,10 +56,15 @@ class BookendRanker:
         pipeline.connect("ranker.documents", "prompt_builder.documents")
         ```
 
-    The placement settings are those of :class:`bookend_rag.PlacementConfig`, checked at
-    construction and on assignment (``ranker.top_k = 0`` raises there, in one line); a setting
-    changed on the component is used by the next ``run``, and ``run(top_k=..., budget=...)``
-    overrides one for a single call, as Haystack's rankers do.
+    The placement settings are keyword parameters, as ``LostInTheMiddleRanker``'s are: the fields
+    of :class:`bookend_rag.PlacementConfig`, where each is described. The ranker holds them in
+    one such config, checked at construction: ``ranker.top_k`` reads it, and ``ranker.top_k = 3``
+    replaces it by a copy with that setting, checked with the others (``ranker.top_k = 0`` raises
+    there, in one line, and is not kept), so the next ``run`` uses it; ``run(top_k=...,
+    budget=...)`` overrides one for a single call, as Haystack's rankers do. Here
+    ``strategy="alternate"`` takes the input order as the relevance order, as
+    ``LostInTheMiddleRanker`` does, and ``repeat_top`` returns the top document at both ends
+    (annotated copies, or the same object twice).
 
     Without ``model``, the placement is for :data:`bookend_rag.DEFAULT_MODEL` (``"llama-3.1-8b"``),
     the same default as :func:`bookend_rag.reorder`: for a 32-layer decoder, most relevant first.
@@ -80,38 +84,9 @@ class BookendRanker:
     the config's.
 
     Args:
-        top_k: keep at most this many documents, the most relevant (``None`` keeps all).
-        budget: keep only the most relevant documents whose tokens fit (``None`` keeps all).
         word_count_threshold: as in ``LostInTheMiddleRanker``: keep the most relevant documents
             until their words reach this many (the one that reaches it included).
-        model: a preset name or Hugging Face id, a published curve (``"liu2023:gpt-3.5-turbo"``),
-            a profile JSON path, a ``ModelSpec`` or ``{"depth", "attn_share"}`` spec, or a
-            profile object; default :data:`bookend_rag.DEFAULT_MODEL`, as
-            :func:`bookend_rag.reorder`.
-        strategy: ``"bookend"`` (optimal for the model), ``"alternate"`` (what
-            ``LostInTheMiddleRanker`` does: input order is the relevance order) or
-            ``"relevance"``.
-        weight_rule: how span influence becomes a document's weight (``bookend_rag.weighing``);
-            ``"slot"`` is rank-only placement.
-        competition: ``None`` (relevance times weight) or the pull of an irrelevant document:
-            documents then compete for the answer (``bookend_rag.placement``).
-        lookalike_threshold: word-shingle Jaccard similarity at which two documents are
-            look-alikes, for ``drop_lookalikes``.
-        drop_lookalikes: drop every document that is a look-alike of a more relevant one
-            before ``top_k`` and the budget apply.
-        distance: scores are distances (lower is better).
-        repeat_top: put the most relevant document at both ends (annotated copies, or the same
-            object twice).
-        prefix_tokens: prompt tokens before the documents (see ``bookend_rag.Layout``).
-        suffix_tokens: prompt tokens after the documents (besides the query with
-            ``count_question``); the default 1 stands for the answer
-            (``bookend_rag.PlacementConfig``).
-        count_question: add the tokens of ``run(query=...)`` to ``suffix_tokens`` on each call.
-        equal_lengths: treat every document as one token long (rank-only placement).
-        tokenizer: a tiktoken encoding name or a local Hugging Face tokenizer path; ``None``
-            counts about four characters a token.
         source_key: ``meta`` key of a source; documents sharing a value keep their input order.
-        exact_max_k: largest number of documents placed by the exact dynamic programme.
         annotate: return copies of the documents with ``bookend_slot`` and ``bookend_weight``
             added to ``meta``; without it the same objects come back, unmodified.
         config: every placement setting from a config or a ``tuned.json`` (see above).
@@ -150,44 +125,39 @@ class BookendRanker:
         if config is not None:
             changed = {n: v for n, v in settings.items() if v != _DEFAULTS[n]}
             settings = adapters.with_config({"config": config, **changed})
-        placement = PlacementConfig(**settings)
         #: The config as given (``None``: the settings alone).
         self.config = config
-        # Plain attributes, read on every run: a setting changed later is used by the next run.
-        self.model = placement.model
-        self.strategy: StrategyName = placement.strategy
-        self.weight_rule: str = placement.weight_rule
-        self.competition = placement.competition
-        self.lookalike_threshold = placement.lookalike_threshold
-        self.drop_lookalikes = placement.drop_lookalikes
-        self.distance = placement.distance
-        self.top_k = placement.top_k
-        self.budget = placement.budget
-        self.repeat_top = placement.repeat_top
-        self.prefix_tokens = placement.prefix_tokens
-        self.suffix_tokens = placement.suffix_tokens
-        self.count_question = placement.count_question
-        self.equal_lengths = placement.equal_lengths
-        self.tokenizer = placement.tokenizer
-        self.exact_max_k = placement.exact_max_k
+        # Every placement setting, in one config read on every run: ranker.top_k reads it, and an
+        # assignment replaces it (__setattr__), so a setting changed later reaches the next run.
+        self._placement = PlacementConfig(**settings)
         self.word_count_threshold = word_count_threshold
         self.source_key = source_key
         self.annotate = annotate
         self._placers: adapters.PlacerCache[Document] = adapters.PlacerCache(_content, _meta_value)
 
+    def __getattr__(self, name: str) -> Any:
+        """A placement setting (``ranker.top_k``), read from the one config that holds them
+        (Python asks here only for a name the instance does not hold itself)."""
+        placement = self.__dict__.get("_placement")
+        if placement is None or name not in PLACEMENT_OPTIONS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(placement, name)
+
     def __setattr__(self, name: str, value: Any) -> None:
-        """A placement setting assigned after construction is checked here, with the others as
-        they are, so a bad value fails at the assignment rather than at the next ``run``."""
-        if name in PLACEMENT_OPTIONS and "_placers" in self.__dict__:
-            PlacementConfig(**{**self._settings(), name: value})
+        """A placement setting assigned after construction replaces the config by a copy with
+        it, checked with the others as they are, so a bad value fails at the assignment rather
+        than at the next ``run`` and is not kept; the ranker's own settings are checked too."""
+        if name in PLACEMENT_OPTIONS:
+            name, value = "_placement", PlacementConfig(**{**self._settings(), name: value})
         elif name in _OWN_SETTINGS and "_placers" in self.__dict__:
             own = {n: getattr(self, n) for n in _OWN_SETTINGS}
             own[name] = value
             _check_own_settings(own["word_count_threshold"], own["source_key"], own["annotate"])
         object.__setattr__(self, name, value)  # @component rebuilds the class: no bare super()
 
-    def _settings(self, **overrides: Any) -> dict[str, Any]:
-        settings = {name: getattr(self, name) for name in PLACEMENT_OPTIONS}
+    def _settings(self, **overrides: int | None) -> dict[str, Any]:
+        """The placement settings, with this call's overrides (``None``: not overridden)."""
+        settings = dict(self._placement.__dict__)  # the fields: cheaper than iterating the model
         settings.update((k, v) for k, v in overrides.items() if v is not None)
         return settings
 
@@ -199,7 +169,7 @@ class BookendRanker:
         """Serialise the component (for ``Pipeline.dumps`` / ``to_dict``): the current settings,
         checked, with a profile object in its JSON form; with ``config``, the config (its path, or
         its JSON object) and only the settings that differ from it."""
-        settings = PlacementConfig(**self._settings()).model_dump()
+        settings = self._placement.model_dump()
         own = {
             "word_count_threshold": self.word_count_threshold,
             "source_key": self.source_key,
@@ -228,9 +198,7 @@ class BookendRanker:
         # a value equal to a default still overrides the config's.
         changed = {name: params.pop(name) for name in PLACEMENT_OPTIONS if name in params}
         ranker = default_from_dict(cls, {**data, "init_parameters": params})
-        for name, value in changed.items():
-            setattr(ranker, name, value)
-        PlacementConfig(**ranker._settings())
+        ranker._placement = PlacementConfig(**{**ranker._settings(), **changed})
         return ranker
 
     def placer(
@@ -323,7 +291,8 @@ class BookendRanker:
     ) -> tuple[list[Document], list[float | None] | None]:
         """The most relevant documents (at most ``top_k``) until their words reach ``words``,
         the one that reaches it included, as ``LostInTheMiddleRanker`` counts them."""
-        relevance = relevance_from_scores(scores, len(docs), distance=self.distance).tolist()
+        distance = self._placement.distance
+        relevance = relevance_from_scores(scores, len(docs), distance=distance).tolist()
         ranked = sorted(range(len(docs)), key=lambda i: -relevance[i])[:top_k]
         kept: list[int] = []
         total = 0
@@ -349,7 +318,7 @@ class BookendRanker:
             return False
         if than is None:
             return True
-        return score < than if self.distance else score > than
+        return score < than if self._placement.distance else score > than
 
 
 #: The default of every placement setting (those of :class:`bookend_rag.PlacementConfig`).
@@ -409,11 +378,7 @@ def _check_documents(documents: list[Document]) -> None:
             raise ValueError(f"documents[{i}].id={doc.id!r} must be a string") from None
         # Checked here, not left to the core: deduplication compares the scores first, and it
         # moves the documents, so an index the core named would not be the caller's.
-        if doc.score is not None and not _finite_real(doc.score):
-            raise ValueError(
-                f"documents[{i}].score={adapters.shown(doc.score)} is not a score: a score must "
-                "be a finite real number, or None"
-            )
+        adapters.read_score(doc.score, "documents[{}].score", i)
 
 
 def _plain(doc: object) -> bool:
@@ -422,16 +387,6 @@ def _plain(doc: object) -> bool:
         return False
     score = doc.score
     return score is None or (type(score) is float and math.isfinite(score))
-
-
-def _finite_real(value: object) -> bool:
-    """A real number (not a bool) that is finite as a float."""
-    if not isinstance(value, Real) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int beyond float range
-        return False
 
 
 def _content(document: Document) -> str:
