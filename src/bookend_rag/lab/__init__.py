@@ -1,8 +1,9 @@
 """The lab: everything that runs a model (the ``validate`` extra: torch, transformers).
 
-The lab imports the core (:mod:`bookend`) and is never imported by it, except lazily:
-``bookend_rag.evaluate`` and the ``bookend validate``, ``calibrate``, ``eval`` and ``tune``
-subcommands. Importing this package imports nothing heavy; :func:`evaluate`, :func:`tune`,
+The lab imports the core (:mod:`bookend_rag`) and is never imported by it: the core reaches
+``bookend_rag.evaluate``, ``bookend_rag.tune`` and the ``bookend validate``, ``calibrate``,
+``eval`` and ``tune`` subcommands through the entry points ``pyproject.toml`` declares (groups
+``bookend_rag.exports`` and ``bookend_rag.commands``). Importing this package imports nothing heavy; :func:`evaluate`, :func:`tune`,
 :func:`calibrate`, :func:`validate_influence` and :func:`load_scorer` are loaded on first use.
 Layers, top down:
 
