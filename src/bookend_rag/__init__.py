@@ -54,6 +54,8 @@ __all__ = [
     "ModelSpec",
     "Placement",
     "PlacementConfig",
+    "RunSpec",
+    "ScorerSpec",
     "StrategyName",
     "TabulatedProfile",
     "TheoryProfile",
@@ -75,8 +77,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # Names that an installed package adds through the `bookend_rag.exports` entry-point group
-    # (this distribution's lab: `bookend_rag.evaluate`, `bookend_rag.tune`): each is loaded when
-    # first asked for, so that `import bookend_rag` stays light and the core never imports them.
+    # (this distribution's lab: `bookend_rag.evaluate`, `bookend_rag.tune` and the specs they
+    # take): each is loaded when first asked for, so that `import bookend_rag` stays light and the
+    # core never imports them.
     entry = _exports().get(name)
     if entry is None:
         raise AttributeError(f"module 'bookend' has no attribute {name!r}")

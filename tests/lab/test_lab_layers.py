@@ -4,6 +4,8 @@ declares."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -84,3 +86,15 @@ def test_the_installed_entry_points_are_the_declared_ones() -> None:
         for name, value in members.items():
             module, _, attribute = value.partition(":")
             assert callable(getattr(import_module(module), attribute)), name
+
+
+def test_the_command_line_loads_no_experiment_and_no_transport() -> None:
+    # `bookend` adds the lab's subcommands on every run, `bookend reorder` too: building its parser
+    # must not import the experiments (whose statistics load SciPy's), torch, or httpx (loaded
+    # when a served backend is built).
+    code = (
+        "import sys, bookend_rag.cli; bookend_rag.cli.build_parser(); "
+        "print(*(m in sys.modules for m in ('scipy.stats', 'torch', 'httpx')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "False"]
