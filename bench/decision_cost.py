@@ -69,9 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             items
         )
         for name, template in PROMPTS.items():
-            result = bookend_rag.tune(
-                items, scorer=scorer, template=template, progress=False, dry_run=True
-            )
+            run = bookend_rag.RunSpec(items, template=template)
+            result = bookend_rag.tune(run, scorer, progress=False, dry_run=True)
             cost = result.report["dry_run"]
             row = {
                 "suite": suite,

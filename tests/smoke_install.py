@@ -4,7 +4,9 @@ and LangChain wheels (and their dependencies): what a user gets from
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import io
 import sys
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import langchain_bookend
 from langchain_core.documents import Document
 
 import bookend_rag
+from bookend_rag.cli import main
 
 here = Path(sys.prefix).resolve()
 for module in (bookend_rag, langchain_bookend):
@@ -27,3 +30,12 @@ docs = [Document(page_content=t, metadata={"score": s}) for t, s in [("x", 0.1),
 out = langchain_bookend.BookendReorder().invoke(docs)
 assert {d.page_content for d in out} == {"x", "y"}
 print(f"bookend-rag {bookend_rag.__version__}: core and LangChain adapter installed and working")
+
+# Without the lab extra, the lab's subcommands are still there (the wheel's entry points) and say
+# in one line what to install.
+errors = io.StringIO()
+with contextlib.redirect_stderr(errors):
+    assert main(["eval", "--quick"]) == 2
+assert errors.getvalue().count("\n") == 1, errors.getvalue()
+assert "bookend-rag[lab]" in errors.getvalue(), errors.getvalue()
+print("bookend eval without the lab extra: one line naming bookend-rag[lab]")

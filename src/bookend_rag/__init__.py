@@ -11,6 +11,8 @@ What a user calls is here; the framework adapters' shared plumbing is in
 :mod:`bookend_rag.adapters`.
 """
 
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from bookend_rag.config import DEFAULT_MODEL, PlacementConfig
@@ -52,6 +54,8 @@ __all__ = [
     "ModelSpec",
     "Placement",
     "PlacementConfig",
+    "RunSpec",
+    "ScorerSpec",
     "StrategyName",
     "TabulatedProfile",
     "TheoryProfile",
@@ -72,12 +76,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # `bookend_rag.evaluate` and `bookend_rag.tune` live in the lab (the lab extra): import them
-    # only
-    # when asked for, so that `import bookend_rag` stays light and the core never imports the lab at
-    # load time.
-    if name in ("evaluate", "EvalResult", "tune"):
-        from bookend_rag import lab
+    # Names that an installed package adds through the `bookend_rag.exports` entry-point group
+    # (this distribution's lab: `bookend_rag.evaluate`, `bookend_rag.tune` and the specs they
+    # take): each is loaded when first asked for, so that `import bookend_rag` stays light and the
+    # core never imports them.
+    entry = _exports().get(name)
+    if entry is None:
+        raise AttributeError(f"module 'bookend' has no attribute {name!r}")
+    return entry.load()
 
-        return getattr(lab, name)
-    raise AttributeError(f"module 'bookend' has no attribute {name!r}")
+
+@cache
+def _exports() -> dict[str, EntryPoint]:
+    # Read once: attribute lookups that miss (hasattr probes by tools) would otherwise scan every
+    # installed distribution's metadata each time.
+    return {entry.name: entry for entry in entry_points(group="bookend_rag.exports")}

@@ -1,6 +1,7 @@
-"""The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets``, and the lab's
-``validate``, ``calibrate`` and ``eval`` (registered from :mod:`bookend_rag.lab.cli`; they need the
-``validate`` extra only when they run)."""
+"""The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets``, and the
+subcommands that installed packages add through the ``bookend_rag.commands`` entry-point group
+(:data:`COMMANDS`; this distribution's ``pyproject.toml`` registers its measurement commands
+there, which need their extra only when they run)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import re
 import sys
 from collections.abc import Collection, Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,12 @@ from bookend_rag.tuned import load_config
 from bookend_rag.version import __version__
 from bookend_rag.weighing import chunk_weights
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The entry-point group whose members add subcommands: each loads to a callable that takes the
+#: ``argparse`` subparsers object. The core reaches them only by this name, so it neither imports
+#: nor names the packages that provide them.
+COMMANDS = "bookend_rag.commands"
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
@@ -417,9 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pre.set_defaults(func=_cmd_presets)
 
-    from bookend_rag.lab.cli import register as register_lab
-
-    register_lab(sub)
+    for entry in entry_points(group=COMMANDS):
+        entry.load()(sub)
     return parser
 
 

@@ -1,7 +1,8 @@
 """The import contracts of ``pyproject.toml`` hold, and each breaks when a forbidden import comes.
 
 Each case copies the package to a temporary tree, adds one import to one module and runs
-``lint-imports`` there.
+``lint-imports`` there. The contracts ignore no import: packages reach the core's command line
+through its entry-point group instead.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+
+from bookend_rag import cli
 
 try:
     import tomllib
@@ -57,6 +62,24 @@ def test_the_lab_contract_covers_every_layer() -> None:
         for module in layer.split("|")
     }
     assert set(by_name[NO_LAB]["source_modules"]) == layered
+
+
+def test_no_contract_ignores_an_import() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "importlinter"
+    ]["contracts"]
+    assert [c["name"] for c in contracts if c.get("ignore_imports")] == []
+
+
+def test_a_package_adds_subcommands_through_the_entry_point_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def register(subparsers: Any) -> None:
+        subparsers.add_parser("toy").set_defaults(func=lambda args: 7)
+
+    toy = SimpleNamespace(name="toy", load=lambda: register)
+    monkeypatch.setattr(cli, "entry_points", lambda group: [toy] if group == cli.COMMANDS else [])
+    assert cli.main(["toy"]) == 7
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,7 @@ class _Generating:
 
 def test_a_generation_only_run_reports_accuracy_only() -> None:
     from bookend_rag.lab.experiments.evaluate import evaluate
+    from bookend_rag.lab.experiments.runspec import RunSpec
     from bookend_rag.lab.items.hard import hard_items
 
     items = hard_items(4, 3, seed=0)
@@ -145,10 +146,9 @@ def test_a_generation_only_run_reports_accuracy_only() -> None:
     }
     scorer = _Generating(gold)
     result = evaluate(
-        items,
-        scorer=scorer,
+        RunSpec(items, retrievers=["bm25"]),
+        scorer,
         theory="smollm2-135m",
-        retrievers=["bm25"],
         random_draws=1,
         oracle=False,
         progress=False,

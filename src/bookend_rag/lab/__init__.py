@@ -1,10 +1,12 @@
 """The lab: everything that runs a model (the ``validate`` extra: torch, transformers).
 
-The lab imports the core (:mod:`bookend`) and is never imported by it, except lazily:
-``bookend_rag.evaluate`` and the ``bookend validate``, ``calibrate``, ``eval`` and ``tune``
-subcommands. Importing this package imports nothing heavy; :func:`evaluate`, :func:`tune`,
-:func:`calibrate`, :func:`validate_influence` and :func:`load_scorer` are loaded on first use.
-Layers, top down:
+The lab imports the core (:mod:`bookend_rag`) and is never imported by it: the core reaches
+``bookend_rag.evaluate``, ``bookend_rag.tune`` and the ``bookend validate``, ``calibrate``,
+``eval`` and ``tune`` subcommands through the entry points ``pyproject.toml`` declares (groups
+``bookend_rag.exports`` and ``bookend_rag.commands``). Importing this package imports nothing
+heavy; :func:`evaluate`, :func:`tune`, :func:`calibrate`, :func:`validate_influence`,
+:func:`load_scorer` and the specs the experiments take (:class:`RunSpec`, :class:`ScorerSpec`) are
+loaded on first use. Layers, top down:
 
 - :mod:`~bookend_rag.lab.cli`: the subcommands; parse and call one experiment.
 - :mod:`~bookend_rag.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``,
@@ -26,8 +28,8 @@ Layers, top down:
   guard.
 
 Where a newcomer adds: a scorer backend in :mod:`bookend_rag.lab.models` (a class with the
-:class:`~bookend_rag.lab.models.Scorer` members), an item suite in
-:mod:`bookend_rag.lab.items.suites`.
+:class:`~bookend_rag.lab.models.Scorer` members, registered in
+:mod:`bookend_rag.lab.models.backends`), an item suite in :mod:`bookend_rag.lab.items.suites`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from typing import Any
 __all__ = [
     "CalibrationResult",
     "EvalResult",
+    "RunSpec",
+    "ScorerSpec",
     "TuneResult",
     "calibrate",
     "evaluate",
@@ -52,6 +56,8 @@ _HOMES = {
     "calibrate": "bookend_rag.lab.experiments.calibrate",
     "evaluate": "bookend_rag.lab.experiments.evaluate",
     "load_scorer": "bookend_rag.lab.models",
+    "RunSpec": "bookend_rag.lab.experiments.runspec",
+    "ScorerSpec": "bookend_rag.lab.models.backends",
     "TuneResult": "bookend_rag.lab.experiments.tune",
     "tune": "bookend_rag.lab.experiments.tune",
     "validate_influence": "bookend_rag.lab.experiments.validate",

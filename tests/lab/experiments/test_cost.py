@@ -69,6 +69,7 @@ def test_the_token_budget_stops_work_and_its_shares_spend_from_one_meter() -> No
 
 def test_dry_runs_call_no_model(tmp_path: Path) -> None:
     from bookend_rag.lab.experiments.evaluate import evaluate
+    from bookend_rag.lab.experiments.runspec import RunSpec
     from bookend_rag.lab.experiments.tune import tune
 
     items = tmp_path / "items.jsonl"
@@ -85,17 +86,16 @@ def test_dry_runs_call_no_model(tmp_path: Path) -> None:
     ]
     items.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     scorer = _Words()
-    result = evaluate(items, scorer=scorer, theory="llama-3.1-8b", progress=False, dry_run=True)
+    run = RunSpec(items=items)
+    result = evaluate(run, scorer, theory="llama-3.1-8b", progress=False, dry_run=True)
     assert scorer.calls == 0
     cost = result.report["dry_run"]
     assert cost["calls"] == cost["requests"] > 0
     assert not cost["upper_bound"]
-    tuned = tune(
-        items, scorer=scorer, theory="llama-3.1-8b", progress=False, dry_run=True, max_calls=5
-    )
+    tuned = tune(run, scorer, theory="llama-3.1-8b", progress=False, dry_run=True, max_calls=5)
     assert scorer.calls == 0
     assert tuned.report["dry_run"]["calls"] == 5
     assert tuned.report["dry_run"]["upper_bound"]
     assert not tuned.decision.switched
     with pytest.raises(ValueError, match="max_tokens must be"):
-        tune(items, scorer=scorer, theory="llama-3.1-8b", max_tokens=0)
+        tune(run, scorer, theory="llama-3.1-8b", max_tokens=0)

@@ -14,6 +14,7 @@ import transformers
 import bookend_rag
 from bookend_rag.cli import main
 from bookend_rag.lab.experiments.evaluate import EvalResult, evaluate
+from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.models import CallCache, LocalScorer
 from bookend_rag.lab.report.evaluation import REPORT_VERSION
@@ -127,7 +128,7 @@ def test_cache_resumes_without_model_calls(
 
     def run() -> Any:  # a fresh process's scorer: the cache file is all it shares
         scorer = LocalScorer(tiny, CallCache(cache))
-        return evaluate(_items(4, 4), scorer=scorer, retrievers=["bm25"], progress=False)
+        return evaluate(RunSpec(_items(4, 4), retrievers=["bm25"]), scorer, progress=False)
 
     first = run()
     assert first.calls == len(counted) > 0
@@ -148,7 +149,7 @@ def test_cache_resumes_without_model_calls(
 
 def test_identical_prompts_share_one_model_call(tiny: SimpleNamespace, counted: list[str]) -> None:
     # Two documents allow only two orders, so a dozen strategies make at most two prompts.
-    result = evaluate(_items(3, 2), scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False)
+    result = evaluate(RunSpec(_items(3, 2), retrievers=["bm25"]), LocalScorer(tiny), progress=False)
     assert len(counted) == len(set(counted)) <= 3 * 2
     timing = result.report["timing"]
     assert timing["requests"] > 3 * 2
@@ -201,10 +202,9 @@ class _Renamed:
 def test_another_scorer_backend_plugs_in_and_needs_a_theory(tiny: SimpleNamespace) -> None:
     scorer = _Renamed(LocalScorer(tiny))
     with pytest.raises(ValueError, match="theory must be given for scorer 'renamed-tiny'"):
-        evaluate(_items(2, 3), scorer=scorer, retrievers=["bm25"], progress=False)
-    result = evaluate(
-        _items(2, 3), scorer=scorer, theory="smollm2-135m", retrievers=["bm25"], progress=False
-    )
+        evaluate(RunSpec(_items(2, 3), retrievers=["bm25"]), scorer, progress=False)
+    run = RunSpec(_items(2, 3), retrievers=["bm25"])
+    result = evaluate(run, scorer, theory="smollm2-135m", progress=False)
     assert result.report["model"] == "renamed-tiny"
     assert result.calls == scorer.calls == result.report["timing"]["model_calls"] > 0
     assert "smollm2-135m" in result.report["settings"]["theory"]
@@ -230,15 +230,13 @@ def _orders(report: dict[str, Any]) -> set[tuple[str, tuple[int, ...]]]:
 def test_a_previous_report_answers_its_orders_and_only_new_ones_call_the_model(
     tiny: SimpleNamespace, tmp_path: Path, counted: list[str]
 ) -> None:
-    items = _items(6, 5)
-    first = evaluate(
-        items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, out_dir=tmp_path
-    )
+    items = RunSpec(_items(6, 5), retrievers=["bm25"])
+    first = evaluate(items, LocalScorer(tiny), progress=False, out_dir=tmp_path)
     assert first.report["settings"]["reused"] is None
     counted.clear()
     slots = bookend_rag.TabulatedProfile(weights=(1.0, 0.3, 0.2, 0.4, 3.0), kind="slot")
-    run = {"retrievers": ["bm25"], "progress": False, "profiles": {"slots": slots}}
-    second = evaluate(items, scorer=LocalScorer(tiny), reuse=tmp_path / "report.json", **run)
+    run = {"progress": False, "profiles": {"slots": slots}}
+    second = evaluate(items, LocalScorer(tiny), reuse=tmp_path / "report.json", **run)
     new = _orders(second.report) - _orders(first.report)
     assert new  # the table orders some items as no earlier strategy did
     # Only the new orders call the model, and three reused ones are rescored as a check.
@@ -247,15 +245,15 @@ def test_a_previous_report_answers_its_orders_and_only_new_ones_call_the_model(
     for old, now in zip(first.report["items"], second.report["items"], strict=True):
         assert all(now["results"][name] == result for name, result in old["results"].items())
     # What it reused is what scoring gives: a full run agrees on every strategy.
-    full = evaluate(items, scorer=LocalScorer(tiny), **run)
+    full = evaluate(items, LocalScorer(tiny), **run)
     assert full.report["strategies"] == second.report["strategies"]
 
 
 def test_reuse_refuses_a_report_of_another_model_or_other_scores(
     tiny: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    items = _items(3, 4)
-    evaluate(items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, out_dir=tmp_path)
+    items = RunSpec(_items(3, 4), retrievers=["bm25"])
+    evaluate(items, LocalScorer(tiny), progress=False, out_dir=tmp_path)
     path = tmp_path / "report.json"
     report = json.loads(path.read_text(encoding="utf-8"))
     for result in report["items"][0]["results"].values():
@@ -263,12 +261,12 @@ def test_reuse_refuses_a_report_of_another_model_or_other_scores(
             result["gold_logprob"] += 0.5  # another model's score of the same prompt
     path.write_text(json.dumps(report), encoding="utf-8")
     with pytest.raises(ValueError, match=r"--reuse .*report.json: item '0' in order .* scores"):
-        evaluate(items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, reuse=path)
+        evaluate(items, LocalScorer(tiny), progress=False, reuse=path)
     report["model"] = "another-model|float32"
     path.write_text(json.dumps(report), encoding="utf-8")
     other = re.escape("is a report of 'another-model|float32', not of")
     with pytest.raises(ValueError, match=other):
-        evaluate(items, scorer=LocalScorer(tiny), retrievers=["bm25"], progress=False, reuse=path)
+        evaluate(items, LocalScorer(tiny), progress=False, reuse=path)
     assert main(["eval", "--weights", str(tmp_path), "--reuse", str(tmp_path / "no.json")]) == 2
     err = capsys.readouterr().err.strip()
     assert "--reuse must be a bookend eval report.json" in err

@@ -39,13 +39,14 @@ from bookend_rag.lab.experiments.measured_slots import (
     measure_slots,
     slot_blocks,
 )
+from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.experiments.trials import Ranked
 from bookend_rag.lab.experiments.tune import tune
 from bookend_rag.lab.fitting.outcomes import SlotOutcome, slot_outcome
 from bookend_rag.lab.frameworks import haystack_order, langchain_order, llama_index_order
 from bookend_rag.lab.items.item import Item, items_sha256, load_jsonl
 from bookend_rag.lab.metrics import metric_names
-from bookend_rag.lab.models import CallCache, Continuations
+from bookend_rag.lab.models import CallCache, Continuations, ScorerSpec
 from bookend_rag.lab.report.tuning import tuned_config
 from bookend_rag.lab.strategies import bookend_strategy
 
@@ -150,7 +151,7 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     items_file = _write_items(work / "items.jsonl", 12, 4)
     out = work / "out"
     model_hash = _directory_sha256(saved_model)
-    result = tune(items_file, weights=saved_model, out_dir=out, progress=False)
+    result = tune(RunSpec(items_file), ScorerSpec(weights=saved_model), out_dir=out, progress=False)
     report = result.report
     assert {p.name for p in result.files} == {"tuned.json", "report.json", "report.md", "tune.png"}
     assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
@@ -243,19 +244,22 @@ def test_the_budget_caps_the_calls_and_a_rerun_resumes_with_none(
     saved_model: Path, tmp_path: Path, counted: list[str]
 ) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 12, 4)
-    cache = tmp_path / "calls.jsonl"
-    capped = tune(items_file, weights=saved_model, cache=cache, max_calls=30, progress=False)
+    run, model = (
+        RunSpec(items_file),
+        ScorerSpec(weights=saved_model, cache=tmp_path / "calls.jsonl"),
+    )
+    capped = tune(run, model, max_calls=30, progress=False)
     assert capped.calls == len(counted) <= 30
     assert capped.report["stopped"] == "calls"
     assert capped.report["measurement"]["calls"] <= 15  # half of the budget
     assert capped.report["n_judged"] < 12
     counted.clear()
-    full = tune(items_file, weights=saved_model, cache=cache, progress=False)
+    full = tune(run, model, progress=False)
     assert full.report["stopped"] == "items"
     made = len(counted)
     assert full.calls == made > 0
     counted.clear()
-    again = tune(items_file, weights=saved_model, cache=cache, progress=False)
+    again = tune(run, model, progress=False)
     assert again.calls == 0
     assert counted == []
     assert again.report["candidates"] == full.report["candidates"]
@@ -303,7 +307,7 @@ class _Planted:
 
 def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(items_file, scorer=_Planted(3.0), theory=THEORY, progress=False)
+    result = tune(RunSpec(items_file), _Planted(3.0), theory=THEORY, progress=False)
     report = result.report
     # Gold last wins: the default (most relevant first) is measurably behind.
     assert result.decision.switched
@@ -325,20 +329,19 @@ def test_tune_compares_every_candidate_with_the_users_framework_order(tmp_path: 
     # and every candidate is compared with it (the rule that a kept default behind it gives way
     # to it is tested on planted scores in test_selection.py).
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(
-        items_file, scorer=_Planted(-3.0), theory=THEORY, current="haystack", progress=False
-    )
+    run = RunSpec(items_file)
+    result = tune(run, _Planted(-3.0), theory=THEORY, current="haystack", progress=False)
     report = result.report
     assert report["chosen"]["current"] == "alternate"
     assert report["candidates"]["alternate"]["eliminated_at"] is None
     assert "minus your order (alternate)" in result.markdown
     with pytest.raises(ValueError, match="current must be one of"):
-        tune(items_file, scorer=_Planted(0.0), theory=THEORY, current="mine", progress=False)
+        tune(run, _Planted(0.0), theory=THEORY, current="mine", progress=False)
 
 
 def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(items_file, scorer=_Planted(0.0), theory=THEORY, progress=False)
+    result = tune(RunSpec(items_file), _Planted(0.0), theory=THEORY, progress=False)
     assert not result.decision.switched
     assert result.config == bookend_rag.PlacementConfig(model=THEORY)
     assert "keep the default" in result.decision.reason
@@ -583,9 +586,11 @@ def test_bad_arguments_are_one_line_errors_before_any_model_loads(
     kwargs: dict[str, Any], needle: str, tmp_path: Path
 ) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 12, 4)
+    run = RunSpec(items_file, retrievers=kwargs.get("retrievers"))
+    options = {name: value for name, value in kwargs.items() if name != "retrievers"}
     # The weights do not exist: an error about them would mean the model was being loaded.
     with pytest.raises(ValueError, match=re.escape(needle)) as error:
-        tune(items_file, weights=tmp_path / "missing", progress=False, **kwargs)
+        tune(run, ScorerSpec(weights=tmp_path / "missing"), progress=False, **options)
     assert "\n" not in str(error.value)
 
 
@@ -645,7 +650,7 @@ def test_cli_errors_are_one_line_with_exit_2(
 def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
     planted = _Planted(1.0)
-    result = tune(items_file, scorer=planted, theory=THEORY, progress=False)
+    result = tune(RunSpec(items_file), planted, theory=THEORY, progress=False)
     assert result.report["provenance"]["model_sha256"] is None
     assert result.report["provenance"]["model"] == "planted-1.0"
     assert result.calls == planted.calls > 0

@@ -24,6 +24,7 @@ from bookend_rag.cli import main
 from bookend_rag.lab.cli.endpoint import served_theory
 from bookend_rag.lab.experiments.calibrate import measure_outcomes
 from bookend_rag.lab.experiments.evaluate import evaluate
+from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.items.hard import hard_items
 from bookend_rag.lab.items.lookup import lookup_items
 from bookend_rag.lab.models import CallCache, LocalScorer
@@ -82,8 +83,9 @@ def test_eval_through_the_server_matches_the_in_process_run(
     server: LlamaServer, smollm2: LocalScorer, tmp_path: Path
 ) -> None:
     """``bookend eval --endpoint`` writes the in-process report's fields, orders and figures."""
-    sizes = {"k": 4, "n_items": 2, "random_draws": 1, "oracle": False, "retrievers": ["bm25"]}
-    local = evaluate(scorer=smollm2, theory=SERVED, progress=False, **sizes).report
+    run = RunSpec(k=4, n_items=2, retrievers=["bm25"])
+    sizes = {"random_draws": 1, "oracle": False}
+    local = evaluate(run, smollm2, theory=SERVED, progress=False, **sizes).report
     out = tmp_path / "served"
     code = main(
         [

@@ -38,10 +38,11 @@ import httpx
 import numpy as np
 import pytest
 
-from bookend_rag.lab.cli.endpoint import endpoint_scorer
+from bookend_rag.lab.cli.endpoint import scorer_spec
 from bookend_rag.lab.items.hard import hard_items
 from bookend_rag.lab.metrics import candidate_probabilities, item_metrics
 from bookend_rag.lab.models import LocalScorer
+from bookend_rag.lab.models.backends import scorer_for
 from bookend_rag.lab.models.chat import (
     CHAT_CONTINUATION,
     CHAT_FIRST_TOKEN,
@@ -296,13 +297,13 @@ def test_the_command_line_options_choose_the_scorer(upstream: LlamaCppServer) ->
         ("--chat", "--no-logprobs"): (GenerationScorer, "generation"),
     }
     for flags, (kind, method) in kinds.items():
-        with endpoint_scorer(args(*flags), None) as scorer:
+        with scorer_for(scorer_spec(args(*flags))) as scorer:
             assert type(scorer) is kind
             assert scorer.settings()["method"] == method == scorer.capabilities.method
-    with endpoint_scorer(args("--chat"), None) as chat:
+    with scorer_for(scorer_spec(args("--chat"))) as chat:
         assert chat.top_logprobs == 20  # the chat default: OpenAI's cap
     with pytest.raises(ValueError, match="--no-logprobs asks for no log-probabilities"):
-        endpoint_scorer(args("--no-logprobs", top=5), None)
+        scorer_spec(args("--no-logprobs", top=5))
 
 
 def _hosted(top: list[tuple[str, float]] | None) -> Callable[[str, str, Any], tuple[int, Any]]:

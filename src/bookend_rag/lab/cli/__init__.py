@@ -7,7 +7,10 @@ experiment of :mod:`bookend_rag.lab.experiments`; nothing here imports torch.
 - :mod:`~bookend_rag.lab.cli.tune`: ``bookend tune`` (the placement for your model and data, chosen
   by
   measurement).
-- :mod:`~bookend_rag.lab.cli.runs`: the arguments ``eval`` and ``tune`` share.
+- :mod:`~bookend_rag.lab.cli.runs`: the arguments ``eval`` and ``tune`` share, and the run spec
+  they and ``calibrate`` build from theirs.
+- :mod:`~bookend_rag.lab.cli.endpoint`: the served model's options, and the scorer spec that they
+  and ``--weights`` name.
 - :mod:`~bookend_rag.lab.cli.common`: the extra's guard, torch threads, argument types.
 """
 

@@ -14,7 +14,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,8 @@ from bookend_rag.lab.cli.common import (
     say,
     set_threads,
 )
-from bookend_rag.lab.cli.endpoint import add_endpoint_options, endpoint_scorer
+from bookend_rag.lab.cli.endpoint import add_endpoint_options, scorer_spec
+from bookend_rag.lab.cli.runs import run_spec
 from bookend_rag.lab.items.lookup import DEFAULT_FILLER
 
 __all__ = ["register"]
@@ -149,31 +149,23 @@ def _run(args: argparse.Namespace) -> int:
     settings = {} if args.weights is None else {"threads": set_threads(args.threads)}
     from bookend_rag.lab.experiments.calibrate import calibrate
 
-    scorer = endpoint_scorer(args, None) if args.endpoint else None
-    with scorer or contextlib.nullcontext():
-        calibrate(
-            args.out,
-            scorer=scorer,
-            weights=args.weights,
-            outcomes=args.outcomes,
-            suite="hard" if args.hard else "lookup",
-            docs=args.docs,
-            filler=args.filler,
-            n_items=args.items,
-            families=args.families,
-            seed=args.seed,
-            split=args.split,
-            metric=args.metric,
-            target=args.target,
-            holdout_docs=args.holdout_docs,
-            holdout_filler=args.holdout_filler,
-            compare=args.compare,
-            slots_out=args.slots_out,
-            json_path=args.json_path,
-            plot=args.plot,
-            holdout_plot=args.holdout_plot,
-            settings=settings,
-            template=args.template,
-            log=say,
-        )
+    calibrate(
+        args.out,
+        run_spec(args, suite="hard" if args.hard else "lookup", k=None, n_items=args.items),
+        None if args.outcomes else scorer_spec(args),
+        outcomes=args.outcomes,
+        docs=args.docs,
+        filler=args.filler,
+        metric=args.metric,
+        target=args.target,
+        holdout_docs=args.holdout_docs,
+        holdout_filler=args.holdout_filler,
+        compare=args.compare,
+        slots_out=args.slots_out,
+        json_path=args.json_path,
+        plot=args.plot,
+        holdout_plot=args.holdout_plot,
+        settings=settings,
+        log=say,
+    )
     return 0

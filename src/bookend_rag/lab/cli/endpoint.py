@@ -1,13 +1,15 @@
 """The ``--endpoint`` options that ``bookend eval``, ``tune`` and ``calibrate`` share, and the
-scorer they describe:
+model they and ``--weights`` name (:func:`scorer_spec`, a backend of
+:mod:`~bookend_rag.lab.models.backends`):
 
-- by default, :class:`~bookend_rag.lab.models.endpoint.EndpointScorer` (completion text through
-  ``/v1/completions``, next-token log-probabilities);
-- ``--chat``: :class:`~bookend_rag.lab.models.chat.ChatEndpointScorer` (chat prompts through
-  ``/v1/chat/completions`` with log-probabilities);
+- ``--weights`` (or neither): local weights in-process (``local``);
+- ``--endpoint``: :class:`~bookend_rag.lab.models.endpoint.EndpointScorer` (``completions``:
+  completion text through ``/v1/completions``, next-token log-probabilities);
+- ``--chat``: :class:`~bookend_rag.lab.models.chat.ChatEndpointScorer` (``chat``: chat prompts
+  through ``/v1/chat/completions`` with log-probabilities);
 - ``--no-logprobs`` (implies ``--chat``): :class:`~bookend_rag.lab.models.chat.GenerationScorer`
-  (generated answers, matched against the gold one: accuracy only), for APIs without
-  log-probabilities.
+  (``generation``: generated answers, matched against the gold one: accuracy only), for APIs
+  without log-probabilities.
 
 The API key is never an option: ``--api-key-env`` names the environment variable that holds it, so
 it stays out of the command line and its history.
@@ -16,13 +18,11 @@ it stays out of the command line and its history.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
-    from bookend_rag.lab.models.endpoint import ServedScorer
+from bookend_rag.lab.models.backends import BACKENDS, ScorerSpec
 
-__all__ = ["add_endpoint_options", "endpoint_scorer", "served_theory"]
+__all__ = ["add_endpoint_options", "scorer_spec", "served_theory"]
 
 
 def add_endpoint_options(parser: Any) -> None:
@@ -79,48 +79,24 @@ def add_endpoint_options(parser: Any) -> None:
     )
 
 
-def endpoint_scorer(args: argparse.Namespace, cache: str | Path | None) -> ServedScorer:
-    """The scorer of ``--endpoint`` (probed once), with its call cache at ``cache``: completions,
-    chat (``--chat``) or generation only (``--no-logprobs``), as the module docstring says.
+def scorer_spec(args: argparse.Namespace) -> ScorerSpec:
+    """The model the arguments name: the first backend of
+    :data:`~bookend_rag.lab.models.backends.BACKENDS` they choose, with the options it reads from
+    them, and ``--weights``, ``--device``, ``--dtype`` and ``--cache`` where the command has them
+    (``calibrate`` has no ``--device``, ``--dtype`` or ``--cache``: the spec's defaults).
 
     Raises:
-        ValueError: without ``--served-model``, together with ``--weights``, or when the server
-            cannot be used (see :class:`~bookend_rag.lab.models.endpoint.EndpointScorer`).
+        ValueError: for options the backend cannot take (``--endpoint`` without
+            ``--served-model``, or with ``--weights``; ``--no-logprobs`` with
+            ``--top-logprobs``).
     """
-    if not args.served_model:
-        raise ValueError(f"--endpoint {args.endpoint} needs --served-model NAME")
-    if args.weights is not None:
-        raise ValueError(
-            f"give either --weights or --endpoint, got --weights {args.weights} and "
-            f"--endpoint {args.endpoint}"
-        )
-    from bookend_rag.lab.models.cache import CallCache
-    from bookend_rag.lab.models.chat import ChatEndpointScorer, GenerationScorer
-    from bookend_rag.lab.models.endpoint import EndpointScorer
-
-    no_logprobs = getattr(args, "no_logprobs", False)
-    chat = getattr(args, "chat", False) or no_logprobs
-    top = getattr(args, "top_logprobs", None)
-    if no_logprobs and top is not None:
-        raise ValueError("--no-logprobs asks for no log-probabilities: drop --top-logprobs")
-    transport: dict[str, Any] = {
-        "cache": CallCache(cache),
-        "api_key_env": args.api_key_env,
-        "concurrency": args.concurrency,
-        "timeout": args.timeout,
-    }
-    if no_logprobs:
-        return GenerationScorer(
-            args.endpoint,
-            args.served_model,
-            max_tokens=getattr(args, "max_answer_tokens", 32),
-            **transport,
-        )
-    if chat:
-        return ChatEndpointScorer(
-            args.endpoint, args.served_model, top_logprobs=top or 20, **transport
-        )
-    return EndpointScorer(args.endpoint, args.served_model, top_logprobs=top or 1000, **transport)
+    backend = next(b for b in BACKENDS.values() if b.chosen(args))
+    given = {name: getattr(args, name, None) for name in ("weights", "device", "dtype", "cache")}
+    return ScorerSpec(
+        backend.name,
+        options=backend.options(args),
+        **{name: value for name, value in given.items() if value is not None},
+    )
 
 
 def served_theory(args: argparse.Namespace) -> str:

@@ -15,7 +15,6 @@ arguments.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 from collections.abc import Collection
 from typing import Any
@@ -27,14 +26,15 @@ from bookend_rag.lab.cli.common import (
     load_template_option,
     set_threads,
 )
+from bookend_rag.lab.cli.endpoint import scorer_spec
 from bookend_rag.lab.cli.runs import (
     DOCS,
     ITEMS,
     add_run_arguments,
     check_counts,
     print_result,
-    run_arguments,
-    served_scorer,
+    run_options,
+    run_spec,
 )
 from bookend_rag.lab.experiments.reuse import not_a_report
 
@@ -123,17 +123,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     from bookend_rag.lab.experiments.evaluate import evaluate
 
-    scorer = served_scorer(args)
-    with scorer or contextlib.nullcontext():
-        result = evaluate(
-            args.items_file,
-            **run_arguments(args, scorer),
-            k=args.docs or sizes["docs"],
-            n_items=args.items or sizes["items"],
-            families=args.families,
-            profiles=profiles,
-            random_draws=args.random_draws or sizes["random_draws"],
-            oracle=not args.no_oracle,
-            reuse=args.reuse,
-        )
+    k, n_items = args.docs or sizes["docs"], args.items or sizes["items"]
+    scorer = scorer_spec(args)
+    result = evaluate(
+        run_spec(args, suite=args.suite, k=k, n_items=n_items),
+        scorer,
+        **run_options(args, scorer),
+        profiles=profiles,
+        random_draws=args.random_draws or sizes["random_draws"],
+        oracle=not args.no_oracle,
+        reuse=args.reuse,
+    )
     return print_result(result.markdown, result.files)

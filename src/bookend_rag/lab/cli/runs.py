@@ -1,7 +1,7 @@
-"""What ``bookend eval`` and ``bookend tune`` share: both score orders of items on a model, so
-they take the same model, items and output arguments, check them alike and pass them on alike.
-The model is local ``--weights`` or a served one (``--endpoint``,
-:mod:`bookend_rag.lab.cli.endpoint`).
+"""What the run commands share: ``bookend eval`` and ``bookend tune`` score orders of items on a
+model, so they take the same model, items and output arguments, check them alike and pass them on
+alike; with ``bookend calibrate``, they name their items alike (:func:`run_spec`). The model is
+local ``--weights`` or a served one (``--endpoint``, :mod:`bookend_rag.lab.cli.endpoint`).
 """
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bookend_rag.lab.cli.common import add_template_option
-from bookend_rag.lab.cli.endpoint import add_endpoint_options, endpoint_scorer, served_theory
+from bookend_rag.lab.cli.endpoint import add_endpoint_options, served_theory
 from bookend_rag.lab.items.suites import SUITES
+from bookend_rag.lab.models.backends import ScorerSpec
 from bookend_rag.lab.strategies import CURRENT_ORDERS
 
-if TYPE_CHECKING:  # httpx is imported only when a server is used: the CLI imports without it
-    from bookend_rag.lab.models.endpoint import ServedScorer
+if TYPE_CHECKING:  # the experiments import SciPy's statistics: `bookend` starts without them
+    from bookend_rag.lab.experiments.runspec import RunSpec
 
 __all__ = [
     "DOCS",
@@ -26,8 +26,8 @@ __all__ = [
     "add_run_arguments",
     "check_counts",
     "print_result",
-    "run_arguments",
-    "served_scorer",
+    "run_options",
+    "run_spec",
 ]
 
 #: Documents per built-in item and built-in items when not told (K = 10, 60 items).
@@ -113,32 +113,34 @@ def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
             raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
 
 
-def served_scorer(args: argparse.Namespace) -> ServedScorer | None:
-    """The scorer of ``--endpoint`` (its calls cached in ``--cache``, default ``OUT/calls.jsonl``),
-    or ``None`` for local weights; the caller closes it."""
-    if not args.endpoint:
-        return None
-    return endpoint_scorer(args, args.cache or Path(args.out) / "calls.jsonl")
+def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: int) -> RunSpec:
+    """The items the arguments name (``suite``, ``k`` and ``n_items`` as the command resolves
+    them; ``calibrate`` has no ``--items-file`` or ``--retriever``, and ``tune`` no
+    ``--families``: the run's defaults)."""
+    from bookend_rag.lab.experiments.runspec import RunSpec
+
+    return RunSpec(
+        items=getattr(args, "items_file", None),
+        suite=suite,
+        k=k,
+        n_items=n_items,
+        seed=args.seed,
+        families=getattr(args, "families", None),
+        split=args.split,
+        retrievers=getattr(args, "retriever", None),
+        template=args.template,
+    )
 
 
-def run_arguments(args: argparse.Namespace, scorer: ServedScorer | None) -> dict[str, Any]:
+def run_options(args: argparse.Namespace, scorer: ScorerSpec) -> dict[str, Any]:
     """The keyword arguments of :func:`~bookend_rag.lab.experiments.evaluate.evaluate` and
-    :func:`~bookend_rag.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed (the items
-    file, K and the number of items aside), with ``scorer`` (:func:`served_scorer`) as the model
-    when given; status lines go to stderr."""
+    :func:`~bookend_rag.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed beside
+    the run and the model: the theory (with a served model and no ``--theory``, the preset
+    ``--served-model`` names), the user's order, the dry run and the output; status lines go to
+    stderr."""
     command = args.command_name
     return {
-        "suite": args.suite,
-        "scorer": scorer,
-        "weights": args.weights or "smollm2",
-        "device": args.device,
-        "dtype": args.dtype,
-        "cache": args.cache,
-        "seed": args.seed,
-        "split": args.split,
-        "retrievers": args.retriever,
-        "theory": args.theory or (served_theory(args) if scorer else None),
-        "template": args.template,
+        "theory": args.theory or (served_theory(args) if scorer.capabilities.served else None),
         "current": args.current,
         "dry_run": args.dry_run,
         "out_dir": args.out,

@@ -13,18 +13,18 @@ Parses, then calls :func:`~bookend_rag.lab.experiments.tune.tune`. Imports witho
 from __future__ import annotations
 
 import argparse
-import contextlib
 from typing import Any
 
 from bookend_rag.lab.cli.common import guarded, load_template_option, set_threads
+from bookend_rag.lab.cli.endpoint import scorer_spec
 from bookend_rag.lab.cli.runs import (
     DOCS,
     ITEMS,
     add_run_arguments,
     check_counts,
     print_result,
-    run_arguments,
-    served_scorer,
+    run_options,
+    run_spec,
 )
 
 __all__ = ["register"]
@@ -69,17 +69,15 @@ def _tune(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     from bookend_rag.lab.experiments.tune import tune
 
-    scorer = served_scorer(args)
-    with scorer or contextlib.nullcontext():
-        result = tune(
-            args.items_file,
-            **run_arguments(args, scorer),
-            k=args.docs or DOCS,
-            n_items=args.items or ITEMS,
-            folds=args.folds,
-            max_calls=args.max_calls,
-            max_tokens=args.max_tokens,
-            minutes=args.minutes,
-            confidence=args.confidence,
-        )
+    scorer = scorer_spec(args)
+    result = tune(
+        run_spec(args, suite=args.suite, k=args.docs or DOCS, n_items=args.items or ITEMS),
+        scorer,
+        **run_options(args, scorer),
+        folds=args.folds,
+        max_calls=args.max_calls,
+        max_tokens=args.max_tokens,
+        minutes=args.minutes,
+        confidence=args.confidence,
+    )
     return print_result(result.markdown, result.files)

@@ -11,6 +11,9 @@
   share.
 - :mod:`~bookend_rag.lab.experiments.trials`: the steps ``evaluate`` and ``tune`` chain (rank, plan,
   score, record, curve, oracle), for any experiment that compares orders of items.
+- :mod:`~bookend_rag.lab.experiments.runspec`: :class:`RunSpec`, the items and prompt that
+  ``evaluate``, ``tune`` and ``calibrate`` take (beside the model, a
+  :class:`~bookend_rag.lab.models.backends.ScorerSpec` or a scorer, and their own options).
 - :mod:`~bookend_rag.lab.experiments.setup`: what ``evaluate`` and ``tune`` set up before scoring
-  (families, scorer, call cache, theory spec, model hash) and how they record their items.
+  (families, theory spec, model hash) and how they record their items and model.
 """

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
+from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.experiments.setup import templated
 from bookend_rag.lab.fitting.holdout import heldback_report, heldback_summary
 from bookend_rag.lab.fitting.outcomes import SlotOutcome, outcomes_from_json, slot_outcome
@@ -32,11 +33,11 @@ from bookend_rag.lab.fitting.slots import slot_profile, summarise
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.items.lookup import DEFAULT_FILLER
 from bookend_rag.lab.items.suites import SUITES, suite_items
-from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate, TemplateLike, template_of
+from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate, template_of
 from bookend_rag.lab.metrics import item_metrics
-from bookend_rag.lab.models import Scorer, load_scorer
-from bookend_rag.lab.models.endpoint import endpoint_settings
-from bookend_rag.lab.models.scorer import capabilities
+from bookend_rag.lab.models import Scorer
+from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag.lab.models.scorer import capabilities, endpoint_settings
 from bookend_rag.lab.progress import progress_bar
 from bookend_rag.lab.report.calibration import Cell, calibration_report, cell_line
 from bookend_rag.lab.report.figures import plot_heldback, plot_slots
@@ -63,17 +64,12 @@ class CalibrationResult:
 
 def calibrate(
     out: str | Path,
+    run: RunSpec | None = None,
+    scorer: Scorer | ScorerSpec | None = None,
     *,
-    scorer: Scorer | None = None,
-    weights: str | Path | None = None,
     outcomes: Sequence[str | Path] | None = None,
-    suite: str = "lookup",
-    docs: Sequence[int] = (10,),
+    docs: Sequence[int] | None = None,
     filler: Sequence[tuple[int, int]] = (DEFAULT_FILLER,),
-    n_items: int = 30,
-    families: Sequence[str] | None = None,
-    seed: int = 0,
-    split: str = "calibration",
     metric: str = "accuracy",
     target: Target = "correct",
     holdout_docs: Sequence[int] = (),
@@ -84,7 +80,6 @@ def calibrate(
     plot: str | Path | None = None,
     holdout_plot: str | Path | None = None,
     settings: Mapping[str, Any] | None = None,
-    template: TemplateLike = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> CalibrationResult:
@@ -92,13 +87,19 @@ def calibrate(
     it (``slots_out``, default ``<out stem>-slots.json``); see ``bookend calibrate --help``.
 
     Args:
-        scorer, weights, outcomes: the source of the outcomes, exactly one: a scorer, local
-            ``weights`` loaded in-process (:func:`~bookend_rag.lab.models.load_scorer`), or earlier
-            JSON reports (``json_path`` of a previous run) to refit.
-        suite, docs, filler, n_items, families, seed, split: the cells measured: ``n_items``
-            items of ``suite`` per K in ``docs`` and filler range in ``filler`` (the ``lookup``
-            suite's filler; other suites take only ``(DEFAULT_FILLER,)``, their lengths being
-            their own).
+        run: the items measured (:class:`~bookend_rag.lab.experiments.runspec.RunSpec`, built-in
+            only: ``items`` and ``retrievers`` do not apply): ``n_items`` items of ``suite`` per K
+            in ``docs`` and filler range in ``filler``, rendered into ``template`` (token offsets
+            of a chat prompt count its messages' text, :mod:`~bookend_rag.lab.items.template`);
+            by default 30 of the ``lookup`` suite's ``calibration`` split, every template family.
+        scorer, outcomes: the source of the outcomes, exactly one: the model (a
+            :class:`~bookend_rag.lab.models.Scorer` or a
+            :class:`~bookend_rag.lab.models.backends.ScorerSpec`, its calls cached in memory
+            unless the spec names a cache), or earlier JSON reports (``json_path`` of a previous
+            run) to refit.
+        docs: every K measured (default: the run's K).
+        filler: the ``lookup`` suite's filler ranges, one cell each; other suites take only
+            ``(DEFAULT_FILLER,)``, their lengths being their own.
         metric: the slot table's weights, ``"accuracy"`` or ``"candidate_prob"``.
         target: what the fit's likelihood scores (:mod:`bookend_rag.lab.fitting.profile`).
         holdout_docs, holdout_filler: cells whose K or filler is listed are held back from the
@@ -107,24 +108,21 @@ def calibrate(
         json_path, plot, holdout_plot: the JSON report (written with the outcomes first, so that
             a failed fit loses no measurement), the slot table's PNG, the held-back PNG.
         settings: more settings to record in the report (the command line adds its threads).
-        template: the prompt the items are rendered into, as for
-            :func:`~bookend_rag.lab.experiments.evaluate.evaluate` (token offsets of a chat prompt
-            count its messages' text, :mod:`~bookend_rag.lab.items.template`).
         progress, log: progress bars on stderr; where the summary lines go (default nowhere).
 
     Raises:
-        ValueError: for no or several sources, bad cells, every cell held back, or a held-back
-            plot without held-back cells.
+        ValueError: for no or several sources, a run with items or retrievers, bad cells, every
+            cell held back, or a held-back plot without held-back cells.
     """
     say = log or (lambda _message: None)
-    if [scorer, weights, outcomes].count(None) != 2:
-        raise ValueError("give exactly one of scorer, weights and outcomes (reports to refit)")
-    if outcomes is not None:
+    if scorer is not None and outcomes is None:
+        cells = Cells.of(run or RunSpec(), docs, filler)
+        with scorer_for(scorer) as model:
+            found, recorded = cells.measure(model, progress=progress), cells.settings(model)
+    elif outcomes is not None and scorer is None:
         found, recorded = load_outcomes(outcomes)
     else:
-        cells = Cells(suite, docs, filler, n_items, families, seed, split, template_of(template))
-        model = scorer if scorer is not None else load_scorer(str(weights))
-        found, recorded = cells.measure(model, progress=progress), cells.settings(model)
+        raise ValueError("give exactly one of scorer and outcomes (reports to refit)")
     recorded |= settings or {}
     groups = _groups(found)
     report = calibration_report(recorded, groups, found)
@@ -222,6 +220,26 @@ class Cells:
     seed: int
     split: str
     template: PromptTemplate = BOOKEND_PROMPT
+
+    @classmethod
+    def of(
+        cls, run: RunSpec, docs: Sequence[int] | None, filler: Sequence[tuple[int, int]]
+    ) -> Cells:
+        """The cells of a run: its built-in items (by default 30 per cell of the ``lookup``
+        suite's ``calibration`` split) for every K in ``docs`` (default: the run's K).
+
+        Raises:
+            ValueError: for a run with items or retrievers (calibrate measures built-in items).
+        """
+        if run.items is not None or run.retrievers is not None:
+            raise ValueError(
+                "calibrate measures built-in items with the gold document in every slot: "
+                "a run's items and retrievers do not apply"
+            )
+        suite, k, n_items, split = run.sized(suite="lookup", n_items=30, split="calibration")
+        cells = docs or (k,)
+        prompt = template_of(run.template)
+        return cls(suite, cells, filler, n_items, run.families, run.seed, split, prompt)
 
     def __post_init__(self) -> None:
         if self._own_lengths and list(self.filler) != [DEFAULT_FILLER]:

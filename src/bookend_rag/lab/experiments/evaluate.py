@@ -19,15 +19,12 @@ from typing import Any
 import bookend_rag
 from bookend_rag.lab.experiments.cost import estimate
 from bookend_rag.lab.experiments.reuse import CHECKED, load_known_scores
+from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.experiments.setup import (
     DEFAULT_FAMILIES,
-    call_cache,
     default_model,
     describe,
-    run_families,
-    scorer_of,
-    source_settings,
-    templated,
+    device_settings,
     theory_spec,
     warn_on_other_models,
 )
@@ -38,17 +35,14 @@ from bookend_rag.lab.experiments.trials import (
     Trial,
     gold_ranks,
     plan_trials,
-    retriever_names,
     reused_metrics,
     run_trials,
 )
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.suites import load_items
-from bookend_rag.lab.items.template import TemplateLike, template_of
 from bookend_rag.lab.metrics import metric_names, primary_metric
 from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.endpoint import endpoint_settings
-from bookend_rag.lab.models.scorer import capabilities
+from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag.lab.models.scorer import capabilities, endpoint_settings
 from bookend_rag.lab.report.evaluation import build_report, markdown, write
 from bookend_rag.lab.strategies import CURRENT_ORDERS, eval_strategies
 
@@ -73,20 +67,9 @@ class EvalResult:
 
 
 def evaluate(
-    items: str | Path | Sequence[Item] | None = None,
+    run: RunSpec | None = None,
+    scorer: Scorer | ScorerSpec | None = None,
     *,
-    suite: str = "hard",
-    scorer: Scorer | None = None,
-    weights: str | Path = "smollm2",
-    device: str = "cpu",
-    dtype: str = "float32",
-    cache: str | Path | None = None,
-    k: int = 10,
-    n_items: int = 100,
-    seed: int = 0,
-    families: Sequence[str] | None = None,
-    split: str = "evaluation",
-    retrievers: Sequence[str] | None = None,
     profiles: Mapping[
         str, bookend_rag.ModelLike | bookend_rag.PlacementConfig | bookend_rag.TunedConfig
     ]
@@ -95,7 +78,6 @@ def evaluate(
     random_draws: int = 3,
     oracle: bool = True,
     reuse: str | Path | None = None,
-    template: TemplateLike = None,
     current: str = "retrieval",
     dry_run: bool = False,
     out_dir: str | Path | None = None,
@@ -105,19 +87,15 @@ def evaluate(
     """Compare placement strategies on a model and items; see ``bookend eval --help``.
 
     Args:
-        items: a JSONL path (format in :mod:`bookend_rag.lab.items.item`), a list of
-            :class:`~bookend_rag.lab.items.item.Item`, or ``None`` for the first ``n_items`` items
-            of
-            ``k`` documents of ``suite`` (:mod:`bookend_rag.lab.items.suites`: ``hard``, ``lookup``
-            or ``nq``; ``seed``, ``families`` and ``split`` select them, ``families`` by default
-            :data:`DEFAULT_FAMILIES` for the generated suites).
-        scorer: the model (:class:`~bookend_rag.lab.models.Scorer`); default: ``weights`` loaded
-            in-process (a local model directory, a ``.gguf`` file, ``"smollm2"`` or
-            ``"gemma3-270m"``) on ``device`` in ``dtype``, its calls cached in ``cache``
-            (default ``out_dir/calls.jsonl``; in memory without ``out_dir``).
-        retrievers: from ``"bm25"``, ``"minilm"``, ``"file"`` (the documents' own scores);
-            items take them in turn. Default: ``"file"`` when every document has a score, else
-            BM25 and MiniLM.
+        run: the items and their prompt (:class:`~bookend_rag.lab.experiments.runspec.RunSpec`);
+            by default the first 100 items of K = 10 documents of the ``hard`` suite's
+            ``evaluation`` split, of the template families :data:`DEFAULT_FAMILIES` (generated
+            suites).
+        scorer: the model: a :class:`~bookend_rag.lab.models.Scorer`, or a
+            :class:`~bookend_rag.lab.models.backends.ScorerSpec` built once the items are loaded
+            and closed at the end, its calls cached in its ``cache`` (default
+            ``out_dir/calls.jsonl``; in memory without ``out_dir``); default: ``smollm2``
+            in-process on the CPU in float32.
         profiles: extra bookend strategies ``"bookend-NAME"``: a profile path, preset or object,
             a :class:`~bookend_rag.PlacementConfig` (its profile with its other settings), or a
             :class:`~bookend_rag.TunedConfig` (:func:`bookend_rag.load_config` of a ``tuned.json``),
@@ -130,10 +108,6 @@ def evaluate(
         reuse: a previous ``report.json`` of this model on these items: every ``(item, order)``
             it scored takes its metrics from there, and only new orders call the model
             (:mod:`~bookend_rag.lab.experiments.reuse`; a few are rescored first as a check).
-        template: the prompt the items are rendered into (:mod:`~bookend_rag.lab.items.template`): a
-            Jinja2 template file (``.json``: chat messages), a LangChain, LlamaIndex or Haystack
-            prompt object, or ``None`` for bookend's own completion prompt. Loaded and checked
-            before the model; the report records its name and hash.
         current: the order the user has today, which the report's verdicts lead with:
             ``"retrieval"`` (the retriever's order), ``"langchain"``, ``"llamaindex"`` or
             ``"haystack"`` (that framework's reorderer).
@@ -154,61 +128,56 @@ def evaluate(
     if random_draws < 1:
         raise ValueError(f"random_draws must be >= 1, got random_draws={random_draws!r}")
     started = time.perf_counter()
-    prompt = template_of(template)
-    chosen = run_families(suite, families)
-    loaded = load_items(
-        items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
-    )
-    source = source_settings(items, suite, k, len(loaded), seed, chosen, split)
-    loaded = templated(loaded, prompt)
-    names = retriever_names(loaded, retrievers)
-    cached = call_cache(cache, out_dir)
-    scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
-    warn_on_other_models((profiles or {}).values(), scorer, prompt)
-    load_seconds = time.perf_counter() - started
-    spec = theory_spec(theory, scorer)
-    say(f"ranking {len(loaded)} items with {', '.join(names)}")
-    ranked = Ranked.of(loaded, names)
-    strategies = eval_strategies(spec, profiles or {}, default=default_model(theory, scorer))
-    trials = plan_trials(
-        loaded,
-        ranked.per_item,
-        strategies,
-        scorer.token_length,
-        random_draws=random_draws,
-        seed=seed,
-    )
-    say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
-    if dry_run:
-        plan = {t.prompt: loaded[t.item].continuations for t in trials}
-        cost = estimate(scorer, plan, upper_bound=False)
-        return EvalResult(report={"dry_run": cost.to_json()}, markdown=cost.markdown("eval"))
-    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
-    known = None if reuse is None else load_known_scores(reuse, scorer.model_id)
-    if known is not None:
-        taken = sum(map(bool, reused_metrics(known, loaded, trials)))
-        checked = min(taken, CHECKED)
-        say(f"{taken} of {len(trials)} trials scored in {known.source}; {checked} rescored")
-    measured = run_trials(
-        scorer,
-        loaded,
-        ranked.per_item,
-        trials,
-        metrics,
-        oracle=oracle,
-        progress=progress,
-        known=known,
-    )
-    settings = source | _design(names, random_draws, oracle, profiles, spec, device, dtype)
-    settings["template"] = prompt.to_json()
-    settings["current"] = current
-    settings["endpoint"] = endpoint_settings(scorer)
-    settings["reused"] = None if known is None else known.source
-    timing = _timing(started, load_seconds, measured.trials, scorer.calls)
-    report = _report(scorer.model_id, settings, loaded, ranked, measured, metrics, timing)
+    run = run or RunSpec()
+    loaded = run.load(suite="hard", n_items=100, split="evaluation")
+    items, names = loaded.items, loaded.retrievers
+    with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+        warn_on_other_models((profiles or {}).values(), model, loaded.template)
+        load_seconds = time.perf_counter() - started
+        spec = theory_spec(theory, model)
+        say(f"ranking {len(items)} items with {', '.join(names)}")
+        ranked = Ranked.of(items, names)
+        strategies = eval_strategies(spec, profiles or {}, default=default_model(theory, model))
+        trials = plan_trials(
+            items,
+            ranked.per_item,
+            strategies,
+            model.token_length,
+            random_draws=random_draws,
+            seed=run.seed,
+        )
+        say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
+        if dry_run:
+            plan = {t.prompt: items[t.item].continuations for t in trials}
+            cost = estimate(model, plan, upper_bound=False)
+            return EvalResult(report={"dry_run": cost.to_json()}, markdown=cost.markdown("eval"))
+        metrics = metric_names(items, generated=capabilities(model).generation_only)
+        known = None if reuse is None else load_known_scores(reuse, model.model_id)
+        if known is not None:
+            taken = sum(map(bool, reused_metrics(known, items, trials)))
+            checked = min(taken, CHECKED)
+            say(f"{taken} of {len(trials)} trials scored in {known.source}; {checked} rescored")
+        measured = run_trials(
+            model,
+            items,
+            ranked.per_item,
+            trials,
+            metrics,
+            oracle=oracle,
+            progress=progress,
+            known=known,
+        )
+        settings = loaded.settings | _design(names, random_draws, oracle, profiles, spec)
+        settings |= device_settings(scorer)
+        settings["template"] = loaded.template.to_json()
+        settings["current"] = current
+        settings["endpoint"] = endpoint_settings(model)
+        settings["reused"] = None if known is None else known.source
+        timing = _timing(started, load_seconds, measured.trials, model.calls)
+        report = _report(model.model_id, settings, items, ranked, measured, metrics, timing)
     text = markdown(report)
     files = [] if out_dir is None else write(report, text, Path(out_dir))
-    return EvalResult(report=report, markdown=text, files=files, calls=scorer.calls)
+    return EvalResult(report=report, markdown=text, files=files, calls=model.calls)
 
 
 def _design(
@@ -220,8 +189,6 @@ def _design(
     ]
     | None,
     theory: bookend_rag.ModelLike,
-    device: str,
-    dtype: str,
 ) -> dict[str, Any]:
     """The settings that say what was compared, and on what."""
     return {
@@ -230,8 +197,6 @@ def _design(
         "oracle": oracle,
         "profiles": {name: describe(p) for name, p in (profiles or {}).items()},
         "theory": str(theory),
-        "device": device,
-        "dtype": dtype,
     }
 
 

@@ -1,12 +1,12 @@
 """What an experiment that compares orders sets up before it scores, and how it records its
-inputs: the template families of its items, its scorer (given, or local weights loaded with a
-call cache), the theory spec and the hash of the model; the settings that name its items.
-``evaluate`` and ``tune`` share these steps.
+inputs: the template families of its items, the theory spec and the hash of the model (asked of
+the scorer, never its class); the settings that name its items. ``evaluate`` and ``tune`` share
+these steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +14,19 @@ import bookend_rag
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.items.suites import SUITES
 from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
-from bookend_rag.lab.models import LocalScorer, Scorer, load_scorer
+from bookend_rag.lab.models import Scorer
+from bookend_rag.lab.models.backends import ScorerSpec
+from bookend_rag.lab.models.scorer import own_spec, weights_path
 from bookend_rag.lab.models.weights import weights_sha256
 from bookend_rag.profiles.measured import measured_file
 
 __all__ = [
     "DEFAULT_FAMILIES",
-    "call_cache",
     "default_model",
     "describe",
+    "device_settings",
     "model_sha256",
     "run_families",
-    "scorer_of",
     "source_settings",
     "templated",
     "theory_spec",
@@ -46,29 +47,6 @@ def run_families(suite: str, families: Sequence[str] | None) -> Sequence[str] | 
     return DEFAULT_FAMILIES if templated else None
 
 
-def call_cache(cache: str | Path | None, out_dir: str | Path | None) -> Path | None:
-    """The call-cache file: as given, else ``out_dir/calls.jsonl``, else none (in memory)."""
-    if cache is not None:
-        return Path(cache)
-    return None if out_dir is None else Path(out_dir) / "calls.jsonl"
-
-
-def scorer_of(
-    scorer: Scorer | None,
-    weights: str | Path,
-    *,
-    device: str,
-    dtype: str,
-    cache: Path | None,
-    say: Callable[[str], None],
-) -> Scorer:
-    """``scorer`` when given, else the in-process scorer of ``weights`` through ``cache``."""
-    if scorer is not None:
-        return scorer
-    say(f"loading {weights} ({device}, {dtype})")
-    return load_scorer(weights, device=device, dtype=dtype, cache=cache)
-
-
 def theory_spec(theory: bookend_rag.ModelLike | None, scorer: Scorer) -> bookend_rag.ModelLike:
     """The model of the theory strategies: as given, else the local model's own spec.
 
@@ -77,8 +55,9 @@ def theory_spec(theory: bookend_rag.ModelLike | None, scorer: Scorer) -> bookend
     """
     if theory is not None:
         return theory
-    if isinstance(scorer, LocalScorer):
-        return scorer.spec
+    spec = own_spec(scorer)
+    if spec is not None:
+        return spec
     raise ValueError(
         f"theory must be given for scorer {scorer.model_id!r}, whose depth is not known here "
         "(a preset such as 'llama-3.1-8b', a spec or a profile)"
@@ -89,19 +68,26 @@ def default_model(theory: bookend_rag.ModelLike | None, scorer: Scorer) -> booke
     """What bookend's default places the model with: ``theory`` when given; for a local model
     whose weights name a model bookend has measured (``bookend_rag.measured_models()``, by the file
     or directory name), that name, so the shipped measured profile; else the theory spec."""
-    if theory is None and isinstance(scorer, LocalScorer):
-        name = Path(scorer.model.name).name
-        if measured_file(name) is not None:
-            return name
+    weights = weights_path(scorer)
+    if theory is None and weights is not None and measured_file(weights.name) is not None:
+        return weights.name
     return theory_spec(theory, scorer)
+
+
+def device_settings(scorer: Scorer | ScorerSpec | None) -> dict[str, str]:
+    """The report's ``device`` and ``dtype``: the spec's; for a scorer given as it is, the default
+    spec's, so that every report has them (a local scorer's model id names its dtype)."""
+    spec = scorer if isinstance(scorer, ScorerSpec) else ScorerSpec()
+    return {"device": spec.device, "dtype": spec.dtype}
 
 
 def model_sha256(scorer: Scorer) -> str | None:
     """The SHA-256 of a local model's weights
     (:func:`~bookend_rag.lab.models.weights.weights_sha256`
     of the path it was loaded from); ``None`` for a scorer without local weights."""
-    if isinstance(scorer, LocalScorer) and Path(scorer.model.name).exists():
-        return weights_sha256(scorer.model.name)
+    weights = weights_path(scorer)
+    if weights is not None and weights.exists():
+        return weights_sha256(weights)
     return None
 
 

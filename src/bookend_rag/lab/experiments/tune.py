@@ -48,24 +48,19 @@ from bookend_rag.lab.experiments.folds import Folds
 from bookend_rag.lab.experiments.judging import Judging
 from bookend_rag.lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
 from bookend_rag.lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
+from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.experiments.setup import (
-    call_cache,
     default_model,
+    device_settings,
     model_sha256,
-    run_families,
-    scorer_of,
-    source_settings,
-    templated,
     theory_spec,
 )
-from bookend_rag.lab.experiments.trials import Ranked, plan_trials, retriever_names
+from bookend_rag.lab.experiments.trials import Ranked, plan_trials
 from bookend_rag.lab.items.item import Item, items_sha256
-from bookend_rag.lab.items.suites import load_items
-from bookend_rag.lab.items.template import TemplateLike, template_of
 from bookend_rag.lab.metrics import metric_names
 from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.endpoint import endpoint_settings
-from bookend_rag.lab.models.scorer import Prompt, capabilities
+from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag.lab.models.scorer import Prompt, capabilities, endpoint_settings
 from bookend_rag.lab.report.tuning import build_report, decision_sentence, markdown, write
 from bookend_rag.lab.selection import Decision
 from bookend_rag.lab.strategies import RANDOM, bookend_strategy
@@ -102,20 +97,9 @@ class TuneResult:
 
 
 def tune(
-    items: str | Path | Sequence[Item] | None = None,
+    run: RunSpec | None = None,
+    scorer: Scorer | ScorerSpec | None = None,
     *,
-    suite: str = "hard",
-    scorer: Scorer | None = None,
-    weights: str | Path = "smollm2",
-    device: str = "cpu",
-    dtype: str = "float32",
-    cache: str | Path | None = None,
-    k: int = 10,
-    n_items: int = 60,
-    seed: int = 0,
-    families: Sequence[str] | None = None,
-    split: str = "calibration",
-    retrievers: Sequence[str] | None = None,
     theory: bookend_rag.ModelLike | None = None,
     folds: int = 2,
     max_calls: int | None = None,
@@ -123,7 +107,6 @@ def tune(
     minutes: float | None = None,
     batch: int = 10,
     confidence: float = 0.95,
-    template: TemplateLike = None,
     current: str = "retrieval",
     dry_run: bool = False,
     out_dir: str | Path | None = None,
@@ -133,13 +116,13 @@ def tune(
     """Choose the placement config for a model and items; see ``bookend tune --help``.
 
     Args:
-        items, suite, k, n_items, seed, families, split, retrievers: the items and their
-            retrievers, as for :func:`~bookend_rag.lab.experiments.evaluate.evaluate` (built-in
-            items
-            from the ``calibration`` split by default, so that ``eval`` can confirm the choice on
-            the disjoint ``evaluation`` split).
-        scorer, weights, device, dtype, cache: the model, as for ``evaluate``; its calls are
-            cached in ``cache`` (default ``out_dir/calls.jsonl``), so a second run resumes.
+        run: the items and their prompt, as for
+            :func:`~bookend_rag.lab.experiments.evaluate.evaluate`, but built-in items by default
+            the first 60 of the ``calibration`` split, so that ``eval`` can confirm the choice on
+            the disjoint ``evaluation`` split. ``tuned.json`` records the template's name and
+            hash, and a tuned config later judged in another prompt warns.
+        scorer: the model, as for ``evaluate``; its calls are cached (a spec's ``cache``, default
+            ``out_dir/calls.jsonl``), so a second run resumes.
         theory: the model of the theory candidates; default: the local model's own spec.
         folds: cross-fitting folds (>= 2).
         max_calls, max_tokens, minutes: the budget (model calls, their prompt tokens, wall
@@ -147,8 +130,6 @@ def tune(
             race stops when the rest runs out. The report gives the calls and tokens spent.
         batch: items judged between two looks of the race.
         confidence: the guard's level before its Bonferroni correction.
-        template: the prompt the items are rendered into, as for ``evaluate``; ``tuned.json``
-            records its name and hash, and a tuned config later judged in another prompt warns.
         current: what the user does today (:data:`~bookend_rag.lab.experiments.candidates.
             CURRENT_CANDIDATES`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
             ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
@@ -178,56 +159,48 @@ def tune(
         )
     current_name = CURRENT_CANDIDATES[current]
     started = time.perf_counter()
-    prompt = template_of(template)
-    chosen = run_families(suite, families)
-    loaded = load_items(
-        items, suite=suite, n_items=n_items, k=k, seed=seed, split=split, families=chosen
-    )
-    source = source_settings(items, suite, k, len(loaded), seed, chosen, split)
-    loaded = templated(loaded, prompt)
-    folded = Folds.of_items(loaded, folds)
-    names = retriever_names(loaded, retrievers)
-    cached = call_cache(cache, out_dir)
-    scorer = scorer_of(scorer, weights, device=device, dtype=dtype, cache=cached, say=say)
-    spec = theory_spec(theory, scorer)
-    default = default_model(theory, scorer)
-    budget = Budget(scorer, max_calls, minutes, started, max_tokens=max_tokens)
-    ranked = Ranked.of(loaded, names)
-    metrics = metric_names(loaded, generated=capabilities(scorer).generation_only)
-    judging = Judging(scorer, loaded, ranked, folded, metrics, budget, seed, progress)
-    run_k = _common_k(loaded)
-    if dry_run:
-        cost = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
-        kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
-        config = bookend_rag.PlacementConfig(model=default)
-        return TuneResult(config, kept, {"dry_run": cost.to_json()}, cost.markdown("tune"))
-    say(f"measuring the slots of K={run_k} on {len(loaded)} items in {folds} folds")
-    measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
-    candidates = Candidates.build(spec, run_k, measurement, default)
-    say(f"racing {', '.join(candidates.names)} on {judging.metric}")
-    run = run_race(judging, candidates, batch=batch, current=current_name)
-    decision = run.decide(confidence, current_name)
-    guard = None if decision.guard is None else decision.guard.to_json()
-    say(decision_sentence(judging.metric, decision.reason, guard))
-    settings = source | dict(
-        retrievers=names,
-        theory=str(spec),
-        default=str(default),
-        k_candidates=run_k,
-        folds=folds,
-        batch=batch,
-        max_calls=max_calls,
-        max_tokens=max_tokens,
-        minutes=minutes,
-        confidence=confidence,
-        random_draws=RANDOM_DRAWS,
-        device=device,
-        dtype=dtype,
-        endpoint=endpoint_settings(scorer),
-        template=prompt.to_json(),
-        current={"order": current, "candidate": current_name},
-    )
-    report = _report(judging, candidates, measurement, run, decision, settings, confidence)
+    run = run or RunSpec()
+    loaded = run.load(suite="hard", n_items=60, split="calibration")
+    folded = Folds.of_items(loaded.items, folds)
+    with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+        spec = theory_spec(theory, model)
+        default = default_model(theory, model)
+        budget = Budget(model, max_calls, minutes, started, max_tokens=max_tokens)
+        ranked = Ranked.of(loaded.items, loaded.retrievers)
+        metrics = metric_names(loaded.items, generated=capabilities(model).generation_only)
+        judging = Judging(model, loaded.items, ranked, folded, metrics, budget, run.seed, progress)
+        run_k = _common_k(loaded.items)
+        if dry_run:
+            cost = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
+            kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
+            config = bookend_rag.PlacementConfig(model=default)
+            return TuneResult(config, kept, {"dry_run": cost.to_json()}, cost.markdown("tune"))
+        say(f"measuring the slots of K={run_k} on {len(loaded.items)} items in {folds} folds")
+        measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
+        candidates = Candidates.build(spec, run_k, measurement, default)
+        say(f"racing {', '.join(candidates.names)} on {judging.metric}")
+        race = run_race(judging, candidates, batch=batch, current=current_name)
+        decision = race.decide(confidence, current_name)
+        guard = None if decision.guard is None else decision.guard.to_json()
+        say(decision_sentence(judging.metric, decision.reason, guard))
+        settings = loaded.settings | dict(
+            retrievers=loaded.retrievers,
+            theory=str(spec),
+            default=str(default),
+            k_candidates=run_k,
+            folds=folds,
+            batch=batch,
+            max_calls=max_calls,
+            max_tokens=max_tokens,
+            minutes=minutes,
+            confidence=confidence,
+            random_draws=RANDOM_DRAWS,
+            **device_settings(scorer),
+            endpoint=endpoint_settings(model),
+            template=loaded.template.to_json(),
+            current={"order": current, "candidate": current_name},
+        )
+        report = _report(judging, candidates, measurement, race, decision, settings, confidence)
     text = markdown(report)
     config = candidates.written(decision.chosen)
     files = [] if out_dir is None else write(report, text, config, Path(out_dir))

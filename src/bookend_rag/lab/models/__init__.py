@@ -12,22 +12,27 @@
   :mod:`~bookend_rag.lab.models.llama_server`, the real servers their tests and benchmark start
   (llama-cpp-python's and upstream llama.cpp's).
 
+- :mod:`~bookend_rag.lab.models.backends`: the backends by name, and :class:`ScorerSpec`, the
+  scorer a run builds when it needs it.
+
 A new backend is a class with the :class:`Scorer` attributes and methods that answers repeated
 requests from a :class:`CallCache`, and declares its
 :class:`~bookend_rag.lab.models.scorer.Capabilities` (what the experiments ask it instead of its
-class). :func:`load_scorer` loads local weights; the command line's
-``--endpoint`` makes a served scorer instead (:mod:`bookend_rag.lab.cli.endpoint`).
+class), registered in :mod:`~bookend_rag.lab.models.backends`. :func:`load_scorer` loads local
+weights; a :class:`ScorerSpec` names any backend, as the command line's ``--weights`` and
+``--endpoint`` do.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from bookend_rag.lab.models.backends import ScorerSpec
 from bookend_rag.lab.models.cache import CallCache
 from bookend_rag.lab.models.local import LocalScorer, load_trained
 from bookend_rag.lab.models.scorer import Continuations, Scorer
 
-__all__ = ["CallCache", "Continuations", "LocalScorer", "Scorer", "load_scorer"]
+__all__ = ["CallCache", "Continuations", "LocalScorer", "Scorer", "ScorerSpec", "load_scorer"]
 
 
 def load_scorer(

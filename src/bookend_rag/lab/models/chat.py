@@ -44,11 +44,17 @@ gold answer (:mod:`bookend_rag.lab.metrics`: exact match and accuracy only).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, Literal
 
 from bookend_rag.lab.models.cache import CallCache
 from bookend_rag.lab.models.endpoint import EndpointError, ServedScorer, TopTokens, top_logprobs
-from bookend_rag.lab.models.scorer import Capabilities, ChatPrompt, Continuations
+from bookend_rag.lab.models.scorer import (
+    CHAT_GENERATION,
+    CHAT_LOGPROBS,
+    ChatPrompt,
+    Continuations,
+)
 
 __all__ = [
     "CHAT_CONTINUATION",
@@ -59,9 +65,9 @@ __all__ = [
     "first_token",
 ]
 
-CHAT_FIRST_TOKEN = "chat-first-token"
+CHAT_FIRST_TOKEN = CHAT_LOGPROBS.method
 CHAT_CONTINUATION = "chat-continuation"
-GENERATION = "generation"
+GENERATION = CHAT_GENERATION.method
 _PROBE = ChatPrompt((("user", "What is the capital of France?"),))
 _PREFIX = "The capital of France is"
 
@@ -152,11 +158,8 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
         self._start()
         # Chat prompts only; whole continuations with chat-continuation. The method is part of
         # the cache key: first-token scores never answer a continuation request.
-        self.capabilities = Capabilities(
-            self.method,
-            full_continuation=self.method == CHAT_CONTINUATION,
-            text_prompts=False,
-            served=True,
+        self.capabilities = replace(
+            CHAT_LOGPROBS, method=self.method, full_continuation=self.method == CHAT_CONTINUATION
         )
         self._key_suffix = "|" + self.method
 
@@ -307,9 +310,7 @@ class GenerationScorer(_ChatRoute):
         EndpointError: when the server does not answer the probe.
     """
 
-    capabilities = Capabilities(
-        GENERATION, logprobs=False, full_continuation=False, text_prompts=False, served=True
-    )
+    capabilities = CHAT_GENERATION
 
     def __init__(
         self,

@@ -63,12 +63,12 @@ import httpx
 
 from bookend_rag.lab.models.cache import CallCache, call_key
 from bookend_rag.lab.models.scorer import (
+    COMPLETION_LOGPROBS,
     Capabilities,
     ChatPrompt,
     Continuations,
     Prompt,
     answer_text,
-    capabilities,
 )
 
 __all__ = [
@@ -78,12 +78,11 @@ __all__ = [
     "EndpointScorer",
     "ServedScorer",
     "TopTokens",
-    "endpoint_settings",
     "top_logprobs",
 ]
 
 BEYOND_TOP = ("bound", "error")
-METHOD = "next-token"
+METHOD = COMPLETION_LOGPROBS.method
 _PROBE_TEXT = "The capital of France is"
 
 
@@ -503,7 +502,7 @@ class EndpointScorer(ServedScorer, TopTokens):
         EndpointError: when the server does not answer the probe.
     """
 
-    capabilities = Capabilities(METHOD, chat_prompts=False, served=True)
+    capabilities = COMPLETION_LOGPROBS
 
     def __init__(
         self,
@@ -648,16 +647,6 @@ class EndpointScorer(ServedScorer, TopTokens):
                 raise ValueError(f"a continuation encodes to no tokens: {texts!r}")
             tokens.append(ids[len(prompt_ids) :])
         return len(prompt_ids), tokens
-
-
-def endpoint_settings(scorer: object) -> dict[str, Any] | None:
-    """A report's ``endpoint`` entry: how a served model was scored (its ``settings()``), ``None``
-    for a scorer that is not served (its :class:`~bookend_rag.lab.models.scorer.Capabilities`)."""
-    settings = getattr(scorer, "settings", None)
-    if not capabilities(scorer).served or not callable(settings):
-        return None
-    found: dict[str, Any] = settings()
-    return found
 
 
 def top_logprobs(answer: Any) -> dict[str, float]:

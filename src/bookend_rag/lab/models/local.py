@@ -251,7 +251,8 @@ class LocalScorer:
 
     ``model`` needs ``lm``, ``tokenizer`` and ``name`` (a :class:`TrainedModel`). Its
     ``model_id`` is ``"NAME|DTYPE"`` (the weights' dtype), so calls of another precision never
-    share a cache entry; :attr:`spec` is the theory spec read from the model's config.
+    share a cache entry; :attr:`spec` is the theory spec read from the model's config, and
+    :attr:`weights` the path it was loaded from.
 
     Attributes:
         calls: model calls made (cache misses); identical requests are answered from the cache.
@@ -274,6 +275,11 @@ class LocalScorer:
         spec = bookend_rag.ModelSpec.from_hf_config(self.model.lm.config.to_dict())
         weights = Path(self.model.name).name
         return spec.model_copy(update={"name": preset_key(weights) or weights})
+
+    @property
+    def weights(self) -> Path:
+        """The model file or directory the weights were loaded from."""
+        return Path(self.model.name)
 
     def token_length(self, text: str) -> int:
         """Tokens of ``text`` under the model's tokenizer (no special tokens)."""

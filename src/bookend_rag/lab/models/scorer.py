@@ -7,8 +7,11 @@ likely one). A generation-only backend (a chat API without log-probabilities) ca
 question; it answers with the text the model generates instead (:attr:`Continuations.generated`,
 no log-probabilities), which the metrics match against the gold answer.
 
-What a backend can do is its :class:`Capabilities` (:func:`capabilities`): code that needs to know
-(which metrics exist, whether a report carries served settings) asks the scorer, never its class.
+What a backend can do is its :class:`Capabilities` (:func:`capabilities`), and what it knows of
+its model are its optional members (:class:`Scorer`): code that needs to know (which metrics exist,
+whether a report carries served settings, the model's own theory spec, the weights to hash) asks
+the scorer (:func:`capabilities`, :func:`own_spec`, :func:`weights_path`,
+:func:`endpoint_settings`), never its class.
 
 A prompt (:data:`Prompt`) is either text, which the answer continues after one space
 (``prompt + " " + c``, the completion style; directly after text that ends in white space), or
@@ -18,7 +21,8 @@ turn the answer opens (``c`` alone, no space).
 
 The in-process model (:class:`~bookend_rag.lab.models.local.LocalScorer`) is one backend; another
 (an OpenAI-compatible server) implements the same members. Every backend answers repeated
-requests from its call cache (:class:`~bookend_rag.lab.models.cache.CallCache`).
+requests from its call cache (:class:`~bookend_rag.lab.models.cache.CallCache`); the registry of
+backends by name is :mod:`~bookend_rag.lab.models.backends`.
 """
 
 from __future__ import annotations
@@ -26,11 +30,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
+import bookend_rag
 from bookend_rag.lab.progress import progress_bar
 
 __all__ = [
+    "CHAT_GENERATION",
+    "CHAT_LOGPROBS",
+    "COMPLETION_LOGPROBS",
     "IN_PROCESS",
     "ROLES",
     "Capabilities",
@@ -40,9 +49,12 @@ __all__ = [
     "Scorer",
     "answer_text",
     "capabilities",
+    "endpoint_settings",
+    "own_spec",
     "prompt_key",
     "prompt_text",
     "score_all",
+    "weights_path",
 ]
 
 #: The roles a chat message may have.
@@ -88,6 +100,17 @@ class Capabilities:
 
 #: The in-process scorer's capabilities (and any scorer's that declares none).
 IN_PROCESS = Capabilities("in-process")
+#: The served backends' (their classes declare these, and the registry of backends describes them
+#: by these without importing their transport): completion text scored by next-token
+#: log-probabilities; chat prompts scored by their first tokens (a server that continues an
+#: assistant prefix is found at the probe to score whole answers); chat answers generated.
+COMPLETION_LOGPROBS = Capabilities("next-token", chat_prompts=False, served=True)
+CHAT_LOGPROBS = Capabilities(
+    "chat-first-token", full_continuation=False, text_prompts=False, served=True
+)
+CHAT_GENERATION = Capabilities(
+    "generation", logprobs=False, full_continuation=False, text_prompts=False, served=True
+)
 
 
 def capabilities(scorer: object) -> Capabilities:
@@ -95,6 +118,30 @@ def capabilities(scorer: object) -> Capabilities:
     scorer that declares none)."""
     found = getattr(scorer, "capabilities", None)
     return found if isinstance(found, Capabilities) else IN_PROCESS
+
+
+def own_spec(scorer: object) -> bookend_rag.ModelSpec | None:
+    """The theory spec of the scorer's model, read from its config (its optional ``spec``);
+    ``None`` for a scorer that cannot read one (a served model): a run is then told ``theory``."""
+    found = getattr(scorer, "spec", None)
+    return found if isinstance(found, bookend_rag.ModelSpec) else None
+
+
+def weights_path(scorer: object) -> Path | None:
+    """The local weights the scorer runs (its optional ``weights``): what names a model bookend has
+    measured, and what a tuned config's provenance hashes; ``None`` for a scorer without them."""
+    found = getattr(scorer, "weights", None)
+    return Path(found) if isinstance(found, (str, Path)) else None
+
+
+def endpoint_settings(scorer: object) -> dict[str, Any] | None:
+    """A report's ``endpoint`` entry: how a served model was scored (its ``settings()``), ``None``
+    for a scorer that is not served (its :class:`Capabilities`)."""
+    settings = getattr(scorer, "settings", None)
+    if not capabilities(scorer).served or not callable(settings):
+        return None
+    found: dict[str, Any] = settings()
+    return found
 
 
 @dataclass(frozen=True)
@@ -161,6 +208,12 @@ def prompt_text(prompt: Prompt) -> str:
 
 class Scorer(Protocol):
     """What the experiments need from a model.
+
+    A backend may also have, read through the functions named: ``capabilities``
+    (:func:`capabilities`), ``spec``, its model's theory spec (:func:`own_spec`), ``weights``, the
+    path of its local weights (:func:`weights_path`), ``settings()``, a served model's report entry
+    (:func:`endpoint_settings`), and ``close()``, which a run that built the scorer calls at its
+    end (:func:`~bookend_rag.lab.models.backends.scorer_for`).
 
     Attributes:
         model_id: the id used in the call-cache key and the report.
