@@ -45,10 +45,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
-from bookend_rag.lab.models.cache import CallCache
-from bookend_rag.lab.models.endpoint import EndpointError, ServedScorer, TopTokens, top_logprobs
+from bookend_rag.lab.models.endpoint import (
+    EndpointError,
+    ServedScorer,
+    TopTokens,
+    Transport,
+    top_logprobs,
+)
 from bookend_rag.lab.models.scorer import (
     CHAT_GENERATION,
     CHAT_LOGPROBS,
@@ -132,27 +137,13 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
         base_url: str,
         served_model: str,
         *,
-        cache: CallCache | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 4,
-        timeout: float = 120.0,
-        retries: int = 3,
-        backoff: float = 0.5,
         top_logprobs: int = 20,
         beyond_top: Literal["bound", "error"] = "bound",
         prefill: bool | None = None,
+        **transport: Unpack[Transport],
     ) -> None:
         self._top_settings(top_logprobs, beyond_top)
-        super().__init__(
-            base_url,
-            served_model,
-            cache=cache,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-        )
+        super().__init__(base_url, served_model, **transport)
         self.prefill = prefill
         self.method = CHAT_FIRST_TOKEN
         self._start()
@@ -317,26 +308,12 @@ class GenerationScorer(_ChatRoute):
         base_url: str,
         served_model: str,
         *,
-        cache: CallCache | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 4,
-        timeout: float = 120.0,
-        retries: int = 3,
-        backoff: float = 0.5,
         max_tokens: int = 32,
+        **transport: Unpack[Transport],
     ) -> None:
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got max_tokens={max_tokens!r}")
-        super().__init__(
-            base_url,
-            served_model,
-            cache=cache,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-        )
+        super().__init__(base_url, served_model, **transport)
         self.max_tokens = max_tokens
         self.method = GENERATION
         self._key_suffix = f"|{GENERATION}:max_tokens={max_tokens}"

@@ -57,7 +57,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import httpx
 
@@ -137,6 +137,18 @@ TOKENIZERS = (
         (("add_special", False),), "last-assistant",
     ),
 )  # fmt: skip
+
+
+class Transport(TypedDict, total=False):
+    """How a served scorer reaches its server: :class:`ServedScorer`'s keyword settings, which
+    every served backend takes as they are (its Args give their meaning and defaults)."""
+
+    cache: CallCache | None
+    api_key_env: str
+    concurrency: int
+    timeout: float
+    retries: int
+    backoff: float
 
 
 class ServedScorer:
@@ -509,26 +521,12 @@ class EndpointScorer(ServedScorer, TopTokens):
         base_url: str,
         served_model: str,
         *,
-        cache: CallCache | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 4,
-        timeout: float = 120.0,
-        retries: int = 3,
-        backoff: float = 0.5,
         top_logprobs: int = 1000,
         beyond_top: Literal["bound", "error"] = "bound",
+        **transport: Unpack[Transport],
     ) -> None:
         self._top_settings(top_logprobs, beyond_top)
-        super().__init__(
-            base_url,
-            served_model,
-            cache=cache,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-        )
+        super().__init__(base_url, served_model, **transport)
         self.method = METHOD
         # Set by the probe: how many more tokens the completion endpoint counts in a prompt than
         # the tokenize endpoint does.
