@@ -31,7 +31,7 @@ from bookend_rag.lab.items.hard import hard_items
 from bookend_rag.lab.metrics import item_metrics
 from bookend_rag.lab.models.local import TrainedModel, load_trained, score_continuations
 from bookend_rag.lab.models.scorer import Continuations
-from bookend_rag.lab.strategies import gold_at_slot
+from bookend_rag.lab.reorderers import gold_at_slot
 
 DTYPES = ("float32", "bfloat16")
 #: (prompt, continuations, index of the gold answer among them)

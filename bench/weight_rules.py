@@ -149,7 +149,7 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
     from bookend_rag.lab.experiments.trials import plan_trials, rank_items, score_trials
     from bookend_rag.lab.items import suite_items
     from bookend_rag.lab.models import load_scorer
-    from bookend_rag.lab.strategies import bookend_strategy
+    from bookend_rag.lab.reorderers import bookend_strategy
 
     torch.set_num_threads(threads)
     scorer = load_scorer("smollm2")

@@ -86,7 +86,7 @@ def test_a_package_adds_subcommands_through_the_entry_point_group(
     ("module", "line", "broken"),
     [
         ("theory.py", "import bookend_rag.lab", NO_LAB),
-        ("placement/orders.py", "from bookend_rag.lab import strategies", NO_LAB),
+        ("placement/orders.py", "from bookend_rag.lab import reorderers", NO_LAB),
         ("weighing.py", "from bookend_rag.place import reorder", LAYERS),
         ("profiles/base.py", "from bookend_rag.weighing import ChunkWeigher", LAYERS),
         ("placement/orders.py", "from bookend_rag.placement import strategies", NO_CYCLE),

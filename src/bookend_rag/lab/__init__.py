@@ -15,7 +15,7 @@ loaded on first use. Layers, top down:
 - :mod:`~bookend_rag.lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
 - :mod:`~bookend_rag.lab.fitting`: fits of the theory and of profiles, the held-back check.
 - :mod:`~bookend_rag.lab.influence`: the Jacobian-norm influence measurement of the validator.
-- :mod:`~bookend_rag.lab.strategies`, :mod:`~bookend_rag.lab.frameworks`: the orders compared
+- :mod:`~bookend_rag.lab.reorderers`, :mod:`~bookend_rag.lab.frameworks`: the orders compared
   (bookend,
   LangChain, LlamaIndex, Haystack, retrieval order, random, oracle).
 - :mod:`~bookend_rag.lab.metrics`: per-item metrics of a scored prompt;

@@ -47,8 +47,8 @@ from bookend_rag.lab.frameworks import haystack_order, langchain_order, llama_in
 from bookend_rag.lab.items.item import Item, items_sha256, load_jsonl
 from bookend_rag.lab.metrics import metric_names
 from bookend_rag.lab.models import CallCache, Continuations, ScorerSpec
+from bookend_rag.lab.reorderers import bookend_strategy
 from bookend_rag.lab.report.tuning import tuned_config
-from bookend_rag.lab.strategies import bookend_strategy
 
 #: The theory of SmolLM2 (its name alone gives SmolLM2's measured profile): relevance first.
 THEORY = bookend_rag.ModelSpec.preset("smollm2-135m")

@@ -15,7 +15,7 @@ from bookend_rag.lab.cli.common import add_template_option
 from bookend_rag.lab.cli.endpoint import add_endpoint_options, served_theory
 from bookend_rag.lab.items.suites import SUITES
 from bookend_rag.lab.models.backends import ScorerSpec
-from bookend_rag.lab.strategies import CURRENT_ORDERS
+from bookend_rag.lab.reorderers import CURRENT_ORDERS
 
 if TYPE_CHECKING:  # the experiments import SciPy's statistics: `bookend` starts without them
     from bookend_rag.lab.experiments.runspec import RunSpec

@@ -37,7 +37,7 @@ from typing import Any
 import bookend_rag
 from bookend_rag.lab.experiments.measured_slots import ProfileFit, SlotMeasurement
 from bookend_rag.lab.fitting.profile import Target
-from bookend_rag.lab.strategies import CURRENT_ORDERS
+from bookend_rag.lab.reorderers import CURRENT_ORDERS
 
 __all__ = [
     "CURRENT_CANDIDATES",
@@ -58,7 +58,7 @@ FITTED = "fitted"
 #: The candidates that are a framework's fixed pattern.
 FRAMEWORK_PATTERNS = ("alternate", "langchain")
 #: The candidate that places as each order a user may have today
-#: (:data:`~bookend_rag.lab.strategies.CURRENT_ORDERS`) does: LlamaIndex's equals LangChain's when
+#: (:data:`~bookend_rag.lab.reorderers.CURRENT_ORDERS`) does: LlamaIndex's equals LangChain's when
 #: the documents have scores; Haystack's ``LostInTheMiddleRanker`` is the alternating pattern.
 CURRENT_CANDIDATES = dict(
     zip(CURRENT_ORDERS, ("relevance", "langchain", "langchain", "alternate"), strict=True)

@@ -43,8 +43,8 @@ from bookend_rag.lab.metrics import metric_names, primary_metric
 from bookend_rag.lab.models import Scorer
 from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
 from bookend_rag.lab.models.scorer import capabilities, endpoint_settings
+from bookend_rag.lab.reorderers import CURRENT_ORDERS, eval_strategies
 from bookend_rag.lab.report.evaluation import build_report, markdown, write
-from bookend_rag.lab.strategies import CURRENT_ORDERS, eval_strategies
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 

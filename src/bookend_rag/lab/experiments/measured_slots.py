@@ -3,7 +3,7 @@ items?
 
 Every item whose gold document is known (and that has the run's K documents) is scored with the
 gold document moved into slots ``s``, the other documents in retrieval order around it
-(:func:`~bookend_rag.lab.strategies.gold_at_slot`), as ``bookend calibrate`` does on generated
+(:func:`~bookend_rag.lab.reorderers.gold_at_slot`), as ``bookend calibrate`` does on generated
 items.
 To stay within the budget an item is measured in ``m = ceil(K / 2)`` slots, not all ``K``, and the
 design stays stratified: within each fold the ``p``-th (item, slot) pair is item ``p // m`` of the
@@ -51,8 +51,8 @@ from bookend_rag.lab.fitting.outcomes import SlotOutcome, slot_outcome
 from bookend_rag.lab.fitting.profile import OutcomeFit, Target, fit_outcomes
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.progress import progress_bar
+from bookend_rag.lab.reorderers import gold_at_slot
 from bookend_rag.lab.retrieval import Ranking
-from bookend_rag.lab.strategies import gold_at_slot
 
 __all__ = [
     "NO_FILLER",

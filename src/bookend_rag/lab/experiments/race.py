@@ -7,7 +7,7 @@ item's fold (the cross-fitted ``measured-slots`` and ``fitted`` are judged only 
 were not measured on), two seeded random shuffles join as the baseline of the report (scored on
 every judged item, never a candidate), and the prompts are scored: the plan and score steps of
 :mod:`~bookend_rag.lab.experiments.trials`, so an identical prompt is scored once and every call is
-cached. After each batch the :class:`~bookend_rag.lab.selection.Race` eliminates the candidates
+cached. After each batch the :class:`~bookend_rag.lab.decision.Race` eliminates the candidates
 clearly behind the leader.
 
 The race stops when the items run out or the budget does not afford the next item: an item is
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from bookend_rag.lab.decision import Decision, Race, decide, hold_to_current
 from bookend_rag.lab.experiments.budget import Budget, Cost
 from bookend_rag.lab.experiments.candidates import DEFAULT, Candidates
 from bookend_rag.lab.experiments.judging import Judging
@@ -34,8 +35,7 @@ from bookend_rag.lab.experiments.trials import (
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.models.scorer import Prompt
 from bookend_rag.lab.progress import progress_bar
-from bookend_rag.lab.selection import Decision, Race, decide, hold_to_current
-from bookend_rag.lab.strategies import RANDOM, Reorderer, bookend_strategy
+from bookend_rag.lab.reorderers import RANDOM, Reorderer, bookend_strategy
 
 __all__ = ["RANDOM_DRAWS", "RaceRun", "run_race"]
 
@@ -65,10 +65,10 @@ class RaceRun:
     stopped: str = "items"
 
     def decide(self, confidence: float, current: str | None = None) -> Decision:
-        """The guard (:func:`~bookend_rag.lab.selection.decide`) among the candidates still alive,
+        """The guard (:func:`~bookend_rag.lab.decision.decide`) among the candidates still alive,
         corrected for every candidate the race started with; then, with the user's ``current``
         order, a kept default measurably behind it gives way to it
-        (:func:`~bookend_rag.lab.selection.hold_to_current`)."""
+        (:func:`~bookend_rag.lab.decision.hold_to_current`)."""
         n = len(self.judged)
         if n < 2:
             reason = f"keep the default ({DEFAULT}): only {n} items judged within the budget"

@@ -30,9 +30,9 @@ from bookend_rag.lab.experiments.reuse import CHECKED, KnownScores
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.metrics import item_metrics, metric_names, primary_metric
 from bookend_rag.lab.models.scorer import Prompt, Scorer, score_all
+from bookend_rag.lab.reorderers import ORACLE, RANDOM, Reorderer, best_slot_order, random_orders
 from bookend_rag.lab.retrieval import RETRIEVERS, Ranking, make_retriever, rank
 from bookend_rag.lab.stats import estimate
-from bookend_rag.lab.strategies import ORACLE, RANDOM, Reorderer, best_slot_order, random_orders
 
 __all__ = [
     "Measured",

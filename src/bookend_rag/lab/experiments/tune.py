@@ -13,7 +13,7 @@ A short pipeline of named steps:
    the profile fitted to the same measurement (both cross-fitted).
 4. **Race** (:mod:`~bookend_rag.lab.experiments.race`): batches of items judge the candidates still
    alive; the clearly-behind stop being scored, until the items or the budget run out.
-5. **Guard** (:func:`~bookend_rag.lab.selection.decide`): the best candidate replaces the default
+5. **Guard** (:func:`~bookend_rag.lab.decision.decide`): the best candidate replaces the default
 only
    when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
    (``candidate_prob`` when every item has candidates, else ``gold_logprob``). Random shuffles are
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
+from bookend_rag.lab.decision import Decision
 from bookend_rag.lab.experiments.budget import Budget, request_tokens
 from bookend_rag.lab.experiments.candidates import (
     CURRENT_CANDIDATES,
@@ -61,9 +62,8 @@ from bookend_rag.lab.metrics import metric_names
 from bookend_rag.lab.models import Scorer
 from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
 from bookend_rag.lab.models.scorer import Prompt, capabilities, endpoint_settings
+from bookend_rag.lab.reorderers import RANDOM, bookend_strategy
 from bookend_rag.lab.report.tuning import build_report, decision_sentence, markdown, write
-from bookend_rag.lab.selection import Decision
-from bookend_rag.lab.strategies import RANDOM, bookend_strategy
 
 #: The candidates measured on the user's items, whose orders are known only after measuring.
 CROSS_FITTED = (MEASURED, FITTED)

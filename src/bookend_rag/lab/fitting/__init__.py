@@ -2,8 +2,8 @@
 
 NumPy and SciPy only: fits can be redone from saved reports without torch.
 
-- :mod:`~bookend_rag.lab.fitting.theory`: compare a measured per-position profile with the Cesàro
-  theory; fit ``(H, alpha)`` or the Poisson limit.
+- :mod:`~bookend_rag.lab.fitting.theory_fit`: compare a measured per-position profile with the
+  Cesàro theory; fit ``(H, alpha)`` or the Poisson limit.
 - :mod:`~bookend_rag.lab.fitting.outcomes`: :class:`~bookend_rag.lab.fitting.outcomes.SlotOutcome`,
   one
   item scored with its gold document in one slot, and its JSON form.

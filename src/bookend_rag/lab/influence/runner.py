@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from bookend_rag import ModelSpec, TabulatedProfile
-from bookend_rag.lab.fitting.theory import compare, fit_depth_share, fit_poisson
+from bookend_rag.lab.fitting.theory_fit import compare, fit_depth_share, fit_poisson
 from bookend_rag.lab.influence.architectures import DEFAULT_VOCAB_CAP, build_config, random_model
 from bookend_rag.lab.influence.jacobian import InfluenceMeasurement, measure_influence
 from bookend_rag.lab.influence.rope import RopeOff

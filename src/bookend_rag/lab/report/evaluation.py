@@ -52,9 +52,9 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
+from bookend_rag.lab.reorderers import BASELINES
 from bookend_rag.lab.report.cells import difference_cell, estimate_cell
 from bookend_rag.lab.stats import estimate, mcnemar_exact, mcnemar_sample_size, paired_difference
-from bookend_rag.lab.strategies import BASELINES
 
 __all__ = ["REPORT_VERSION", "build_report", "markdown", "write"]
 

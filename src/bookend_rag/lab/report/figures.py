@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.fitting.theory import theory_bins
+from bookend_rag.lab.fitting.theory_fit import theory_bins
 from bookend_rag.lab.stats import wilson_interval
 from bookend_rag.plot import pyplot
 from bookend_rag.theory import dead_zone

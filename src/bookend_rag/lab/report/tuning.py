@@ -19,7 +19,7 @@ primary metric, ``candidate_prob`` or ``gold_logprob``), ``n_items``, ``n_judged
 "ci_low", "ci_high", "n"}`` with a 95% bootstrap interval over the items it was judged on,
 ``eliminated_at`` (items judged when the race eliminated it, or ``null``), ``versus_default``
 (the paired comparison against the default on the same items at ``confidence``, uncorrected;
-fields of :class:`~bookend_rag.lab.selection.Comparison`), ``config``), ``random`` (the baseline's
+fields of :class:`~bookend_rag.lab.decision.Comparison`), ``config``), ``random`` (the baseline's
 estimate), ``decision`` (``chosen``, ``switched``, ``best``, ``guard``: the Bonferroni-corrected
 comparison that decided, ``reason``), ``chosen`` (``versus_default``, ``versus_framework``: against
 the best framework pattern other than itself, ``versus_random``), ``measurement`` (the slot
@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 import bookend_rag
+from bookend_rag.lab.decision import Comparison, Decision, compare
 from bookend_rag.lab.report.cells import difference_cell, difference_unit, estimate_cell, value_cell
-from bookend_rag.lab.selection import Comparison, Decision, compare
 from bookend_rag.lab.stats import estimate
 
 __all__ = [
@@ -63,7 +63,7 @@ REPORT_VERSION = 1
 
 def decision_sentence(metric: str, reason: str, guard: Mapping[str, Any] | None) -> str:
     """The decision's ``reason`` with the guard's comparison (a
-    :class:`~bookend_rag.lab.selection.Comparison` as JSON) in ``metric``'s units: points for a
+    :class:`~bookend_rag.lab.decision.Comparison` as JSON) in ``metric``'s units: points for a
     probability, nats for ``gold_logprob``."""
     if guard is None:
         return reason
