@@ -1,11 +1,17 @@
 """What ``Placement.explain()`` says: which limit dropped each chunk, tied slots named as ties,
 the Recency Delta only for theory profiles, the answer token's share, and one line on which
-profile and view decided the order; and that tied slot weights keep relevance order."""
+profile and view decided the order, in the words of the profile's own ``describe()``; and that
+tied slot weights keep relevance order."""
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
 import bookend_rag
-from bookend_rag import TabulatedProfile
+from bookend_rag import InfluenceProfile, TabulatedProfile
+from bookend_rag.arrays import FloatArray
+from bookend_rag.profiles.base import ProfileDescription
 
 ITEMS = list("abcde")
 SCORES = [0.9, 0.8, 0.3, 0.2, 0.1]
@@ -73,3 +79,30 @@ def test_one_line_says_which_profile_and_view_decided_the_order() -> None:
     assert "(without scores the input order is the relevance order)" in unscored
     slots = bookend_rag.reorder(ITEMS, SCORES, model="liu2023:gpt-3.5-turbo").explain()
     assert "slot table liu2023:gpt-3.5-turbo, one weight per slot" in slots
+
+
+class _Linear(InfluenceProfile):
+    """A profile kind of a test's own: ``F(x) = x``, every token alike."""
+
+    @property
+    def name(self) -> str:
+        return "linear"
+
+    def cdf(self, x: npt.ArrayLike) -> FloatArray:
+        return np.asarray(x, dtype=np.float64)
+
+
+class _Described(_Linear):
+    """The same kind, saying what it is (as each kind bookend ships does)."""
+
+    def describe(self) -> ProfileDescription:
+        return ProfileDescription(kind="uniform curve", final_token="the answer's token")
+
+
+def test_a_profile_kind_says_in_describe_what_explain_calls_it() -> None:
+    plain = bookend_rag.reorder(ITEMS, SCORES, model=_Linear()).explain()
+    assert "decided by: profile linear, whole-prompt view" in plain
+    assert "(the final token falls after the chunks, on the suffix)" in plain
+    own = bookend_rag.reorder(ITEMS, SCORES, model=_Described(), suffix_tokens=0).explain()
+    assert "decided by: uniform curve linear, bookend view" in own
+    assert "(chunks fill the sequence: the final chunk holds the answer's token)" in own

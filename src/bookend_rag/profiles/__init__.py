@@ -10,6 +10,8 @@
 - :mod:`~bookend_rag.profiles.io`: every reference (name, path, spec, JSON) resolved, files read
   through one cache.
 
-A new kind subclasses :class:`~bookend_rag.profiles.base.StoredProfile` in a module of its own and
-registers its ``kind`` in :func:`bookend_rag.profiles.io.profile_from_json`.
+A new kind subclasses :class:`~bookend_rag.profiles.base.StoredProfile` in a module of its own,
+registers its ``kind`` in :func:`bookend_rag.profiles.io.profile_from_json` and, to be named as more
+than a ``profile`` in ``Placement.explain()``, overrides
+:meth:`~bookend_rag.profiles.base.InfluenceProfile.describe`.
 """

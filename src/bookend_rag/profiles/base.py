@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "PROFILE_FORMAT",
     "PROFILE_VERSION",
     "InfluenceProfile",
+    "ProfileDescription",
     "StoredProfile",
     "check_header",
 ]
@@ -36,6 +38,22 @@ PROFILE_VERSION = 1
 
 # Keys of a Hugging Face config.json: a common mix-up worth naming in the error.
 _HF_CONFIG_KEYS = ("num_hidden_layers", "n_layer", "model_type")
+
+
+@dataclass(frozen=True)
+class ProfileDescription:
+    """How :meth:`~bookend_rag.Placement.explain` speaks of a kind of profile
+    (:meth:`InfluenceProfile.describe`).
+
+    Attributes:
+        kind: what the profile is, said before its name on the ``decided by`` line
+            (``"theory profile"``, ``"slot table"``).
+        final_token: what the final token of the analysed sequence holds, as the ``layout`` line
+            names it (``"the Recency Delta"``).
+    """
+
+    kind: str
+    final_token: str
 
 
 class InfluenceProfile(ABC):
@@ -78,6 +96,12 @@ class InfluenceProfile(ABC):
         right start. ``False`` unless a profile knows better.
         """
         return False
+
+    def describe(self) -> ProfileDescription:
+        """How an explanation speaks of this kind of profile: a kind that has more to say (the
+        theory's Recency Delta, a table's unit) overrides this, so the explanation needs no
+        branch per kind."""
+        return ProfileDescription(kind="profile", final_token="the final token")
 
     def cdf_at_tokens(self, offsets: npt.ArrayLike, total: float) -> FloatArray:
         """``F(offset / total)`` for token offsets in ``[0, total]``.

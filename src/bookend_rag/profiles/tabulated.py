@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -11,7 +11,13 @@ import numpy as np
 import numpy.typing as npt
 
 from bookend_rag.arrays import FloatArray
-from bookend_rag.profiles.base import PROFILE_FORMAT, PROFILE_VERSION, StoredProfile, check_header
+from bookend_rag.profiles.base import (
+    PROFILE_FORMAT,
+    PROFILE_VERSION,
+    ProfileDescription,
+    StoredProfile,
+    check_header,
+)
 
 __all__ = ["TABLE_KINDS", "TableKind", "TabulatedProfile", "slot_table_at"]
 
@@ -87,6 +93,10 @@ class TabulatedProfile(StoredProfile):
         spans several (:func:`slot_table_at`)."""
         body = self.weights if self.kind == "slot" else self.weights[:-1]
         return bool(np.all(np.diff(body) <= 0))
+
+    def describe(self) -> ProfileDescription:
+        """A ``slot table`` or a ``position table``, by :attr:`kind`."""
+        return replace(super().describe(), kind=f"{self.kind} table")
 
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         knots, cum = self._knots

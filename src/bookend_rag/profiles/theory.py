@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bookend_rag.arrays import FloatArray
-from bookend_rag.profiles.base import InfluenceProfile
+from bookend_rag.profiles.base import InfluenceProfile, ProfileDescription
 from bookend_rag.spec import ModelSpec
 from bookend_rag.theory import influence_cdf, recency_delta
 
@@ -37,6 +37,10 @@ class TheoryProfile(InfluenceProfile):
 
     def cdf(self, x: npt.ArrayLike) -> FloatArray:
         return influence_cdf(x, self.spec.depth, self.spec.alpha)
+
+    def describe(self) -> ProfileDescription:
+        """A theory profile, whose final token holds the Recency Delta."""
+        return ProfileDescription(kind="theory profile", final_token="the Recency Delta")
 
     @property
     def density_non_increasing(self) -> bool:
