@@ -28,7 +28,7 @@ from bookend_rag.placement.result import Placement
 from bookend_rag.placement.selection import select_chunks
 from bookend_rag.placement.strategies import strategy_order
 from bookend_rag.profiles.base import InfluenceProfile
-from bookend_rag.profiles.io import ModelLike, file_stamp, model_notice, resolve_profile
+from bookend_rag.profiles.io import ModelLike, ResolvedModel, file_stamp, resolve_reference
 from bookend_rag.relevance import relevance
 from bookend_rag.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
 from bookend_rag.tuned import ConfigLike, load_config
@@ -205,14 +205,16 @@ class Bookend(Generic[T]):
         token_counter: TokenCounterLike,
         text: Callable[[Any], Any] | None,
         source: Callable[[Any], Any] | None,
-        profile: InfluenceProfile | None,
+        model: ResolvedModel | None,
     ) -> None:
-        """Take ``config`` and what follows from it: the profile is resolved (a file read) here,
-        once, unless the caller already holds it."""
+        """Take ``config`` and what follows from it: ``config.model``, checked when the config
+        was, is resolved (a file read) here, once, unless the caller already holds it."""
+        if model is None:
+            model = resolve_reference(config.model)
         set_slot = object.__setattr__
         set_slot(self, "config", config)
-        set_slot(self, "_profile", resolve_profile(config.model) if profile is None else profile)
-        set_slot(self, "_notice", model_notice(config.model))
+        set_slot(self, "_profile", model.profile)
+        set_slot(self, "_notice", model.notice)
         set_slot(self, "_layout", config.layout)
         set_slot(self, "_token_counter", token_counter)
         counter = (
@@ -257,8 +259,8 @@ class Bookend(Generic[T]):
     def _derive(self, config: PlacementConfig) -> Bookend[T]:
         placer: Bookend[T] = Bookend.__new__(type(self))
         same_model = config.model == self.config.model
-        profile = self._profile if same_model else None
-        placer._adopt(config, self._token_counter, self._text, self._source, profile)
+        model = ResolvedModel(self._profile, self._notice) if same_model else None
+        placer._adopt(config, self._token_counter, self._text, self._source, model)
         return placer
 
     @property

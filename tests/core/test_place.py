@@ -279,6 +279,34 @@ def test_with_settings_keeps_how_items_are_read() -> None:
     assert placement.order.index(0) < placement.order.index(2)  # source A keeps its order
 
 
+def test_a_placer_resolves_its_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config checks ``model``; the placer resolves the checked reference once (a profile
+    object, stored in its JSON form, is read back once), and a placer derived with the same model
+    keeps that profile."""
+    from bookend_rag import place
+    from bookend_rag.profiles import io
+
+    read: list[object] = []
+    from_json = io.profile_from_json
+    monkeypatch.setattr(
+        io, "profile_from_json", lambda data, **kw: read.append(data) or from_json(data, **kw)
+    )
+    resolved: list[object] = []
+    resolve = place.resolve_reference
+    monkeypatch.setattr(
+        place, "resolve_reference", lambda ref: resolved.append(ref) or resolve(ref)
+    )
+    table = TabulatedProfile(weights=(3.0, 1.0, 2.0), kind="slot")
+    placer: Bookend[str] = Bookend(table, count_question=True)
+    assert read == resolved == [table.to_json()]
+    derived = placer.with_settings(top_k=2).with_question("which one?")
+    assert resolved == [table.to_json()]
+    assert derived.profile is placer.profile == table
+    other = placer.with_settings(model="gpt2")
+    assert resolved == [table.to_json(), "gpt2"]
+    assert other.profile.name.startswith("gpt2")
+
+
 def test_reorder_reuses_a_placer_only_while_the_settings_and_profile_file_stay_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,10 +17,12 @@ What a caller passes as ``model=`` (:data:`ModelLike`) is one of
 * a :class:`~bookend_rag.ModelSpec` or an inline theory spec ``{"depth": 32, "attn_share": 0.03}``;
 * a profile object, or the JSON object its ``to_json()`` writes.
 
-:func:`profile_ref` turns it into its serialisable form (checked, files not read) and
-:func:`resolve_profile` into a profile. A file is read through the one cache here, keyed on its
-path and its state (:func:`file_stamp`), so a rewritten file is read again; :func:`load_profile`
-reads a file and :func:`profile_from_json` an object, dispatching on ``kind``.
+:func:`profile_ref` turns it into its serialisable form (checked, files not read), and
+:func:`resolve_reference` turns that form into the profile without checking it again (what a placer
+does with ``PlacementConfig.model``, once); :func:`resolve_profile` does both. A file is read
+through the one cache here, keyed on its path and its state (:func:`file_stamp`), so a rewritten
+file is read again; :func:`load_profile` reads a file and :func:`profile_from_json` an object,
+dispatching on ``kind``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from bookend_rag.datafiles import load_data_json
 from bookend_rag.profiles.base import InfluenceProfile, StoredProfile
@@ -46,6 +48,7 @@ from bookend_rag.spec import DEFAULT_PRESET, ModelSpec, available_presets, resol
 __all__ = [
     "ModelLike",
     "ProfileRef",
+    "ResolvedModel",
     "file_stamp",
     "is_profile_path",
     "load_profile",
@@ -53,6 +56,7 @@ __all__ = [
     "profile_from_json",
     "profile_ref",
     "resolve_profile",
+    "resolve_reference",
 ]
 
 #: What a caller may pass as ``model=``.
@@ -60,6 +64,16 @@ ModelLike: TypeAlias = str | os.PathLike[str] | ModelSpec | InfluenceProfile | M
 #: The stored, serialisable form of a profile reference: a name or path, a spec or profile JSON
 #: object, or a profile object that has no JSON form (placement works; serialisation does not).
 ProfileRef: TypeAlias = str | dict[str, Any] | InfluenceProfile
+
+
+class ResolvedModel(NamedTuple):
+    """What a profile reference resolves to (:func:`resolve_reference`)."""
+
+    #: The influence profile.
+    profile: InfluenceProfile
+    #: For a name bookend knows no architecture for, the line that says it is placed with the
+    #: default order (:func:`model_notice`); else ``None``.
+    notice: str | None = None
 
 
 def profile_from_json(data: object, *, where: str = "profile") -> StoredProfile:
@@ -123,7 +137,7 @@ def profile_ref(model: object) -> ProfileRef:
         return str(os.fspath(model))
     if isinstance(model, str):
         if not is_profile_path(model):
-            _named_profile(model)  # checks the name now, with the closest names on a typo
+            _named(model)  # checks the name now, with the closest names on a typo
         return model
     if isinstance(model, ModelSpec):
         return model.model_dump(exclude_none=True)
@@ -158,24 +172,34 @@ def resolve_profile(model: ModelLike) -> InfluenceProfile:
         return model
     if isinstance(model, ModelSpec):
         return TheoryProfile(model)
-    ref = profile_ref(model)
+    return resolve_reference(profile_ref(model)).profile
+
+
+def resolve_reference(ref: ProfileRef) -> ResolvedModel:
+    """The profile of a reference already in its checked form (:func:`profile_ref`'s, as
+    ``PlacementConfig.model`` holds it), which is not checked again, and the notice of a name
+    bookend knows no architecture for: a ``UserWarning`` the first time in the process that the
+    name is resolved. A file is read through the file cache, so again whenever it changes.
+
+    Raises:
+        ValueError: a profile file that is missing or not a profile.
+    """
     if isinstance(ref, InfluenceProfile):
-        return ref
+        return ResolvedModel(ref)
     if isinstance(ref, dict):
         if "format" in ref:
-            return profile_from_json(ref, where="model")
-        return TheoryProfile(ModelSpec(**ref))
+            return ResolvedModel(profile_from_json(ref, where="model"))
+        return ResolvedModel(TheoryProfile(ModelSpec(**ref)))
     stamp = file_stamp(ref)
     if stamp is not None:
-        return _file_profile(os.path.realpath(ref), stamp)
+        return ResolvedModel(_file_profile(os.path.realpath(ref), stamp))
     if is_profile_path(ref):
-        return load_profile(ref)  # missing: the loader raises its clear error
-    profile = _named_profile(ref)
-    notice = model_notice(ref)
-    if notice is not None and ref not in _NOTIFIED:
+        return ResolvedModel(load_profile(ref))  # missing: the loader raises its clear error
+    resolved = _named(ref)
+    if resolved.notice is not None and ref not in _NOTIFIED:
         _NOTIFIED.add(ref)
-        warnings.warn(notice, UserWarning, stacklevel=_caller_level())
-    return profile
+        warnings.warn(resolved.notice, UserWarning, stacklevel=_caller_level())
+    return resolved
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -194,7 +218,7 @@ def _caller_level() -> int:
     return level
 
 
-#: The names whose notice was issued in this process (:func:`resolve_profile`).
+#: The names whose notice was issued in this process (:func:`resolve_reference`).
 _NOTIFIED: set[str] = set()
 
 
@@ -209,33 +233,29 @@ def model_notice(model: object) -> str | None:
     architecture for (a closed API model such as ``"gpt-4o"``, an unknown name), which is placed
     with the default order; ``None`` for every other reference (a known or measured model, a
     published curve, a file, a spec or a profile). Never raises."""
-    if (
-        not isinstance(model, str)
-        or is_profile_path(model)
-        or model.lower().startswith(PUBLISHED_PREFIX)
-        or measured_file(model) is not None
-    ):
+    if not isinstance(model, str) or is_profile_path(model):
         return None
     try:
-        return resolve_model_name(model).notice
+        return _named(model).notice
     except ValueError:
         return None
 
 
 @lru_cache(maxsize=64)
-def _named_profile(name: str) -> InfluenceProfile:
+def _named(name: str) -> ResolvedModel:
     """A published curve, the measured profile of a model bookend has measured, the theory
-    profile of a known architecture, or the default model's profile for any other name (a
-    misspelt preset name raises)."""
+    profile of a known architecture, or the default model's profile for any other name, with
+    its notice (a misspelt preset name raises)."""
     if name.lower().startswith(PUBLISHED_PREFIX):
-        return published_profile(name)
+        return ResolvedModel(published_profile(name))
     measured = measured_file(name)
     if measured is not None:
-        return profile_from_json(load_data_json(measured), where=f"measured profile {measured}")
-    preset = resolve_model_name(name).preset
-    if preset is None:
-        return _named_profile(DEFAULT_PRESET)
-    return TheoryProfile(ModelSpec.preset(preset))
+        where = f"measured profile {measured}"
+        return ResolvedModel(profile_from_json(load_data_json(measured), where=where))
+    model = resolve_model_name(name)
+    if model.preset is None:
+        return ResolvedModel(_named(DEFAULT_PRESET).profile, model.notice)
+    return ResolvedModel(TheoryProfile(ModelSpec.preset(model.preset)), model.notice)
 
 
 @lru_cache(maxsize=64)
