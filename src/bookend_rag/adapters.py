@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
@@ -17,9 +18,8 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.errors import shown
 from bookend_rag.inputs import read_score
-from bookend_rag.place import Bookend
+from bookend_rag.place import Bookend, cached_placer
 from bookend_rag.placement.result import Placement
-from bookend_rag.profiles.io import file_stamp
 from bookend_rag.tokens import TokenCounterLike
 from bookend_rag.tuned import load_config
 
@@ -196,9 +196,10 @@ def first_slot_annotations(placement: Placement[T]) -> list[tuple[T, Annotation]
 
 
 class PlacerCache(Generic[T]):
-    """The :class:`~bookend_rag.Bookend` for an adapter's current settings, rebuilt only when they
-    change (settings are compared by value; a profile file also by its state,
-    :func:`~bookend_rag.profiles.io.file_stamp`).
+    """An adapter's way into the one cache of placers (:func:`bookend_rag.place.cached_placer`):
+    the :class:`~bookend_rag.Bookend` for its current settings and the way it reads its items,
+    built only when they change (settings are compared by value; a profile file or local
+    tokenizer also by its state).
 
     Args:
         text: the text of an item.
@@ -210,8 +211,6 @@ class PlacerCache(Generic[T]):
     ) -> None:
         self._text = text
         self._source_of = source_of
-        self._key: tuple[Any, ...] | None = None
-        self._placer: Bookend[T] | None = None
 
     def placer(
         self,
@@ -225,23 +224,21 @@ class PlacerCache(Generic[T]):
         Raises:
             ValueError: a bad or unknown setting, named in the message.
         """
-        key = (
-            tuple(settings.items()),
-            file_stamp(settings.get("model")),
-            source_key,
-            token_counter,
-        )
-        if self._placer is None or self._key != key:
-            source_of = self._source_of
-            source = None if source_key is None else (lambda item: source_of(item, source_key))
-            self._placer = Bookend.from_config(
-                PlacementConfig(**settings),
-                token_counter=token_counter,
-                text=self._text,
-                source=source,
-            )
-            self._key = key
-        return self._placer
+        source = None if source_key is None else _SourceValue(self._source_of, source_key)
+        reading = {"token_counter": token_counter, "text": self._text, "source": source}
+        return cached_placer({**settings, **reading})
+
+
+@dataclass(frozen=True)
+class _SourceValue(Generic[T]):
+    """The value of the source key ``key`` on an item, as a callable that compares by value, so
+    that the same adapter settings find the same placer."""
+
+    source_of: Callable[[T, str], Hashable | None]
+    key: str
+
+    def __call__(self, item: T) -> Hashable | None:
+        return self.source_of(item, self.key)
 
 
 class AdapterConfig(PlacementConfig):

@@ -13,7 +13,7 @@ import operator
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar, cast
 
 import numpy as np
 
@@ -30,10 +30,16 @@ from bookend_rag.placement.strategies import strategy_order
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.profiles.io import ModelLike, ResolvedModel, file_stamp, resolve_reference
 from bookend_rag.relevance import relevance
-from bookend_rag.tokens import TokenCounter, TokenCounterLike, make_token_counter, token_lengths
+from bookend_rag.tokens import (
+    TokenCounter,
+    TokenCounterLike,
+    make_token_counter,
+    token_lengths,
+    tokenizer_file,
+)
 from bookend_rag.tuned import ConfigLike, load_config
 
-__all__ = ["Bookend", "reorder"]
+__all__ = ["Bookend", "cached_placer", "reorder"]
 
 T = TypeVar("T")
 
@@ -481,36 +487,94 @@ def reorder(
         ValueError: a bad item, score, setting or ``config``, in one line naming it.
     """
     if config is None:
-        placer = _placer(DEFAULT_MODEL if model is None else model, settings)
+        placer = cached_placer({"model": DEFAULT_MODEL if model is None else model, **settings})
     else:  # a config file may change between calls: read it each time
         overrides = settings if model is None else {"model": model, **settings}
         placer = Bookend.from_config(config, **overrides)
     return placer.place(items, scores, lengths=lengths)
 
 
-def _placer(model: ModelLike, settings: dict[str, Any]) -> Bookend[Any]:
-    """``Bookend(model, **settings)``; while the same settings come back, the same placer (the
-    settings validated and the profile resolved once, not on every call).
+def cached_placer(settings: Mapping[str, Any]) -> Bookend[Any]:
+    """``Bookend(**settings)``, from the one cache of placers that :func:`reorder` and the
+    framework adapters share: while the same settings come back, the same placer (the settings
+    validated, the profile resolved and the tokenizer loaded once, not on every call).
 
-    The key holds every value with its type (``True`` equals ``1`` but is no count) and, for a
-    profile file, its real path and state (:func:`~bookend_rag.profiles.io.file_stamp`), so a
-    rewritten file gives a new placer. Settings that do not hash, and a tokenizer named by a
-    string (a file read with no state kept here), build a placer per call.
+    ``settings`` are :class:`Bookend`'s keyword arguments, ``model`` among them. They are
+    compared by value, each with its type (``True`` equals ``1`` but is no count), and a file
+    they name (a profile file, a local tokenizer) by its real path and state
+    (:func:`~bookend_rag.profiles.io.file_stamp`), so a rewritten file gives a new placer. A
+    ``model`` given as a dict (an inline profile or spec) is compared by its items; with any
+    other setting that does not hash, each call builds its own placer.
     """
-    if isinstance(settings.get("tokenizer"), str) or isinstance(settings.get("token_counter"), str):
-        return Bookend(model, **settings)
-    ref = os.fspath(model) if isinstance(model, os.PathLike) else model
-    stamp = file_stamp(ref)
-    where = os.path.realpath(ref) if isinstance(ref, str) and stamp is not None else None
-    key = (type(model), model, where, stamp, *((k, type(v), v) for k, v in settings.items()))
+    files, names, values = _file_states(settings), tuple(settings), tuple(settings.values())
+    model = settings.get("model")
+    if isinstance(model, dict):  # an inline profile or spec
+        at = names.index("model")
+        values = (*values[:at], _ByItems(model), *values[at + 1 :])
+    # A placer is looked up on every call of reorder and of an adapter: the cache hashes the
+    # values and their types at C speed.
     try:
-        hash(key)
-    except TypeError:
-        return Bookend(model, **settings)
-    return _kept_placer(key)
+        return _kept_placer(files, names, *values)
+    except TypeError:  # a value that does not hash (or a build that raised it: it raises again)
+        return Bookend(**settings)
 
 
-@lru_cache(maxsize=64)
-def _kept_placer(key: tuple[Any, ...]) -> Bookend[Any]:
-    """The placer of a :func:`_placer` key (model, file path and state, then the settings)."""
-    return Bookend(key[1], **{name: value for name, _, value in key[4:]})
+@lru_cache(maxsize=64, typed=True)
+def _kept_placer(files: object, names: tuple[str, ...], *values: Any) -> Bookend[Any]:
+    """The placer of the settings ``names``, ``values`` (:func:`cached_placer`; ``files``, the
+    state of the files they name, only keys the cache)."""
+    given: dict[str, Any] = {
+        name: value.value if isinstance(value, _ByItems) else value
+        for name, value in zip(names, values, strict=True)
+    }
+    return Bookend(**given)
+
+
+class _ByItems:
+    """A dict (an inline profile or spec) as a key of the cache: compared and hashed by its
+    items, each with its type, as they were when the key was made."""
+
+    __slots__ = ("_hash", "_items", "value")
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.value = value
+        self._items = _frozen(value)
+        self._hash = hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByItems) and self._items == other._items
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def _frozen(value: object) -> object:
+    """A dict or list as the tuple of its items, each with its type (``True`` equals ``1``), so
+    that it hashes and equal ones make equal keys; any other value as it is."""
+    if isinstance(value, dict):
+        return dict, tuple((name, type(item), _frozen(item)) for name, item in value.items())
+    if isinstance(value, list):
+        return list, tuple((type(item), _frozen(item)) for item in value)
+    return value
+
+
+def _file_states(settings: Mapping[str, Any]) -> tuple[tuple[str, tuple[int, int]] | None, ...]:
+    """The real path and state of each file ``settings`` name (a profile file, a local
+    tokenizer): a placer built from them is current while these stay the same."""
+    return (
+        _file_state(settings.get("model")),
+        _tokenizer_state(settings.get("tokenizer")),
+        _tokenizer_state(settings.get("token_counter")),
+    )
+
+
+def _tokenizer_state(counter: object) -> tuple[str, tuple[int, int]] | None:
+    """For a tokenizer named by a string, the state of the local file it reads, if any."""
+    return _file_state(tokenizer_file(counter)) if isinstance(counter, str) else None
+
+
+def _file_state(path: object) -> tuple[str, tuple[int, int]] | None:
+    """A file's real path and state, ``None`` when ``path`` names none."""
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    stamp = file_stamp(name)  # None unless name is a string that names a file
+    return None if stamp is None else (os.path.realpath(cast(str, name)), stamp)

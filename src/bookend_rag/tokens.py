@@ -19,6 +19,7 @@ __all__ = [
     "load_tokenizer",
     "make_token_counter",
     "token_lengths",
+    "tokenizer_file",
 ]
 
 TokenCounter: TypeAlias = Callable[[str], int]
@@ -134,6 +135,16 @@ def _checked(counter: Callable[[str], Any]) -> TokenCounter:
     return count
 
 
+def tokenizer_file(name: str) -> Path | None:
+    """The local file that :func:`load_tokenizer` reads for ``name`` (a directory's
+    ``tokenizer.json``, or the file itself), or ``None`` when ``name`` is no local path (a
+    tiktoken encoding name)."""
+    path = Path(name).expanduser()
+    if not path.exists():
+        return None
+    return path / "tokenizer.json" if path.is_dir() else path
+
+
 def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
     """A token counter from a serialisable name, for configs, pipelines and the command line.
 
@@ -147,9 +158,8 @@ def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
         ValueError: the package it needs is missing, the name is neither, or a tiktoken
             encoding is neither cached nor downloadable.
     """
-    path = Path(name).expanduser()
-    if path.exists():
-        file = path / "tokenizer.json" if path.is_dir() else path
+    file = tokenizer_file(name)
+    if file is not None:
         try:
             from tokenizers import Tokenizer
         except ImportError:

@@ -346,6 +346,46 @@ def test_reorder_reuses_a_placer_only_while_the_settings_and_profile_file_stay_t
     assert info.currsize <= info.maxsize
 
 
+def _no_source(item: str, key: str) -> None:
+    return None
+
+
+def test_one_cache_of_placers_serves_reorder_and_the_adapters() -> None:
+    from bookend_rag import adapters, place
+
+    place._kept_placer.cache_clear()
+    settings = dict(bookend_rag.PlacementConfig(model=ModelSpec(depth=12), top_k=3))
+    placer = adapters.PlacerCache(str, _no_source).placer(settings)
+    # Another adapter with equal settings (the spec, a dict, compared by value): the same placer.
+    assert adapters.PlacerCache(str, _no_source).placer(dict(settings)) is placer
+    reading = {"token_counter": None, "text": str, "source": None}
+    assert place.cached_placer({**settings, **reading}) is placer
+    assert adapters.PlacerCache(str, _no_source).placer(settings, source_key="doc") is not placer
+    assert reorder(list("abc"), [0.1, 0.9, 0.5], model={"depth": 12}).order[0] == 1
+    assert place._kept_placer.cache_info().currsize == 3  # two adapter placers, one of reorder
+
+
+def test_a_rewritten_tokenizer_file_gives_a_new_placer(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from bookend_rag import place
+
+    def save(split: object) -> None:
+        words = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+        words.pre_tokenizer = split
+        words.save(str(tmp_path / "tokenizer.json"))
+
+    items = ["a,b,c d", "e f"]
+    save(tokenizers.pre_tokenizers.WhitespaceSplit())
+    assert reorder(items, tokenizer=str(tmp_path)).lengths.tolist() == [2, 2]
+    hits = place._kept_placer.cache_info().hits
+    assert reorder(items, tokenizer=str(tmp_path)).lengths.tolist() == [2, 2]
+    assert place._kept_placer.cache_info().hits == hits + 1  # loaded once
+    save(tokenizers.pre_tokenizers.Whitespace())  # punctuation apart: "a , b , c d"
+    later = os.stat(tmp_path / "tokenizer.json").st_mtime_ns + 10**9
+    os.utime(tmp_path / "tokenizer.json", ns=(later, later))
+    assert reorder(items, tokenizer=str(tmp_path)).lengths.tolist() == [6, 2]
+
+
 def test_a_placement_sets_every_field() -> None:
     """``Placement.__init__`` names its fields one by one: a new field must be set there too."""
     import dataclasses
