@@ -24,6 +24,7 @@ __all__ = [
     "MAX_TOKENS",
     "SCORE_RULE",
     "equal_lengths",
+    "finite_floats",
     "is_real",
     "read_score",
     "validate_lengths",
@@ -119,6 +120,28 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
     arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
     _check_finite(arr, positions)
     return arr if len(positions) == n_items else None
+
+
+def finite_floats(scores: object, n_items: int) -> list[float] | None:
+    """``scores`` as a list when they are ``n_items`` floats (the type itself, as retrievers give
+    them) whose sum is finite, else ``None``: the small-K path
+    (:mod:`bookend_rag.placement.small_k`) takes these, and :func:`validate_scores` everything
+    else, naming any bad entry.
+
+    A finite sum rules out NaN and the infinities in one C loop (either makes the sum NaN or
+    infinite); finite scores whose sum overflows go to :func:`validate_scores` too.
+    """
+    if type(scores) is not list and type(scores) is not tuple:
+        return None
+    # Floats exactly: a NumPy float's arithmetic would warn where a float's does not.
+    if len(scores) != n_items or set(map(type, scores)) != _FLOAT_ONLY:
+        return None
+    if not math.isfinite(sum(scores)):
+        return None
+    return scores if type(scores) is list else list(scores)
+
+
+_FLOAT_ONLY = {float}
 
 
 #: What a score is, as the error for a value that is not one says it.

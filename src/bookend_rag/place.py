@@ -19,25 +19,34 @@ import numpy as np
 
 from bookend_rag.arrays import FloatArray, IntArray
 from bookend_rag.config import DEFAULT_MODEL, PlacementConfig
-from bookend_rag.inputs import equal_lengths, validate_lengths, validate_scores
+from bookend_rag.inputs import equal_lengths, finite_floats, validate_lengths, validate_scores
 from bookend_rag.layout import Layout
 from bookend_rag.lookalikes import lookalike_groups
 from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.problem import Problem
 from bookend_rag.placement.result import Placement
 from bookend_rag.placement.selection import select_chunks
+from bookend_rag.placement.small_k import SMALL_K_MAX, small_k_order
 from bookend_rag.placement.strategies import strategy_order
 from bookend_rag.profiles.base import InfluenceProfile
-from bookend_rag.profiles.io import ModelLike, ResolvedModel, file_stamp, resolve_reference
-from bookend_rag.relevance import relevance
+from bookend_rag.profiles.io import (
+    ModelLike,
+    ResolvedModel,
+    file_stamp,
+    resolve_reference,
+)
+from bookend_rag.relevance import normalised, relevance
 from bookend_rag.tokens import (
     TokenCounter,
     TokenCounterLike,
+    approx_token_count,
+    approx_token_counts,
     make_token_counter,
     token_lengths,
     tokenizer_file,
 )
 from bookend_rag.tuned import ConfigLike, load_config
+from bookend_rag.weighing import weight_rule_named
 
 __all__ = ["Bookend", "cached_placer", "reorder"]
 
@@ -312,6 +321,10 @@ class Bookend(Generic[T]):
         if type(items) is not list:  # read only: a caller's list needs no copy
             items = _item_list(items)
         n = len(items)
+        if 2 <= n <= SMALL_K_MAX and lengths is None:
+            few = self._place_few(items, scores)
+            if few is not None:
+                return few
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
@@ -339,6 +352,77 @@ class Bookend(Generic[T]):
         else:
             prompt = kept[local].tolist()
             dropped = tuple(sorted(set(range(n)) - set(kept.tolist())))
+        return self._result(
+            items, prompt, rel, lens, raw, notes, dropped, cut_by_top_k, duplicates, repeated
+        )
+
+    def _place_few(
+        self, items: list[T], scores: Sequence[float | None] | None
+    ) -> Placement[T] | None:
+        """:meth:`place` of a few chunks (2 to :data:`~bookend_rag.placement.small_k.SMALL_K_MAX`)
+        on Python numbers (:mod:`bookend_rag.placement.small_k`), when the settings leave the
+        order to the slot ranking alone and the inputs are plain (float scores or none, string
+        texts counted by the default counter, or ``equal_lengths``); else ``None``, and the array
+        path places them and names any bad input.
+        """
+        config = self.config
+        n = len(items)
+        if (
+            config.strategy != "bookend"
+            or config.competition is not None
+            or config.budget is not None
+            or config.repeat_top
+            or config.drop_lookalikes
+            or self._source is not None
+            or (config.top_k is not None and config.top_k < n)
+        ):
+            return None
+        if scores is None:
+            raw = None
+            rel = relevance(None, n, config.distance)
+        else:
+            floats = finite_floats(scores, n)
+            if floats is None:
+                return None
+            raw = np.array(floats)
+            # The first lowest and highest, as the array path's argmin and argmax find them.
+            if config.distance:
+                rel = normalised(-raw, -max(floats), -min(floats))
+            else:
+                rel = normalised(raw, min(floats), max(floats))
+        if config.equal_lengths:
+            lens, total_length = equal_lengths(n, 1.0), float(n)
+        elif self._count is approx_token_count:
+            texts = items if self._text is None else [self._text(item) for item in items]
+            counts = approx_token_counts(texts)
+            if counts is None:
+                return None
+            lens, total_length = np.array(counts, dtype=np.float64), float(sum(counts))
+        else:
+            return None
+        rule = weight_rule_named(config.weight_rule)
+        local = small_k_order(rel, total_length, self._profile, rule, self._layout)
+        if local is None:
+            return None
+        notes = [] if self._notice is None else [self._notice]
+        return self._result(items, local.tolist(), rel, lens, raw, notes)
+
+    def _result(
+        self,
+        items: list[T],
+        prompt: list[int],
+        rel: FloatArray,
+        lens: FloatArray,
+        raw: FloatArray | None,
+        notes: list[str],
+        dropped: tuple[int, ...] = (),
+        dropped_by_top_k: tuple[int, ...] = (),
+        dropped_as_lookalikes: tuple[int, ...] = (),
+        repeated: bool = False,
+    ) -> Placement[T]:
+        """The :class:`~bookend_rag.Placement` of ``prompt`` (input indices in prompt order), the
+        one result of both paths of :meth:`place`."""
+        config = self.config
         return Placement(
             order=tuple(prompt),
             items=_pick(items, prompt),
@@ -346,8 +430,8 @@ class Bookend(Generic[T]):
             lengths=lens,
             scores=raw,
             dropped=dropped,
-            dropped_by_top_k=cut_by_top_k,
-            dropped_as_lookalikes=duplicates,
+            dropped_by_top_k=dropped_by_top_k,
+            dropped_as_lookalikes=dropped_as_lookalikes,
             strategy=config.strategy,
             profile=self._profile,
             layout=self._layout,

@@ -11,7 +11,7 @@ import numpy as np
 from bookend_rag.arrays import FloatArray
 from bookend_rag.inputs import validate_scores
 
-__all__ = ["relevance", "relevance_from_scores"]
+__all__ = ["normalised", "relevance", "relevance_from_scores"]
 
 
 def relevance_from_scores(
@@ -41,23 +41,30 @@ def relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatA
         return scores
     signed = -scores if distance else scores
     # argmin and argmax, not min and max: at small K a reduction costs several times as much.
-    lo, hi = float(signed[signed.argmin()]), float(signed[signed.argmax()])
+    return normalised(signed, float(signed[signed.argmin()]), float(signed[signed.argmax()]))
+
+
+def normalised(signed: FloatArray, lo: float, hi: float) -> FloatArray:
+    """The relevance of ``signed`` (the scores, negated for distances) whose lowest and highest
+    values are ``lo`` and ``hi``, the first of each (:func:`relevance`; the small-K path,
+    :mod:`bookend_rag.placement.small_k`, finds them with Python's ``min`` and ``max`` on the
+    list, which pick the same entries)."""
     if hi == lo:
-        return np.ones(scores.size)
+        return np.ones(signed.size)
     span = hi - lo
     if not math.isfinite(span):
         # Scores near both float limits: halved first, the span fits (halving is exact).
         signed, lo, span = signed / 2, lo / 2, hi / 2 - lo / 2
-    normalised = signed - lo
-    normalised /= span
+    rel = signed - lo
+    rel /= span
     # Rounded to a fixed grid: scaling or shifting the scores moves the quotient by a few ulps,
     # which must not change any decision downstream. In place, the three steps of
-    # np.round(normalised, 12) without its wrappers (a third of this function's time at K = 20),
+    # np.round(rel, 12) without its wrappers (a third of this function's time at K = 20),
     # by a 0-d array: a Python number costs each ufunc a conversion longer than the arithmetic.
-    np.multiply(normalised, _GRID, out=normalised)
-    np.rint(normalised, out=normalised)
-    np.divide(normalised, _GRID, out=normalised)
-    return normalised
+    np.multiply(rel, _GRID, out=rel)
+    np.rint(rel, out=rel)
+    np.divide(rel, _GRID, out=rel)
+    return rel
 
 
 #: The grid of :func:`relevance`: twelve decimal digits.

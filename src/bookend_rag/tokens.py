@@ -16,6 +16,7 @@ __all__ = [
     "TokenCounter",
     "TokenCounterLike",
     "approx_token_count",
+    "approx_token_counts",
     "load_tokenizer",
     "make_token_counter",
     "token_lengths",
@@ -41,6 +42,17 @@ TokenCounterLike: TypeAlias = "TokenCounter | _Encoder | str | None"
 def approx_token_count(text: str) -> int:
     """``ceil(len(text) / 4)``, at least 1: the usual rule of thumb for English BPE tokenizers."""
     return max(1, -(-len(text) // CHARS_PER_TOKEN))
+
+
+def approx_token_counts(texts: list[Any]) -> list[int] | None:
+    """:func:`approx_token_count` of every text, as :func:`token_lengths` counts them with it, on
+    Python ints (the small-K path, :mod:`bookend_rag.placement.small_k`); ``None`` unless every
+    text is a string (:func:`token_lengths` names the first that is not)."""
+    if not all(map(str.__instancecheck__, texts)):
+        return None
+    # ceil(chars / 4), at least one: the integer form of the float arithmetic there (exact, as a
+    # string's length is far below 2**53).
+    return [-(-len(text) // CHARS_PER_TOKEN) or 1 for text in texts]
 
 
 def token_lengths(

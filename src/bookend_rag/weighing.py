@@ -42,10 +42,12 @@ __all__ = [
     "AnchoredRule",
     "ChunkWeigher",
     "DensityRule",
+    "Frame",
     "MassRule",
     "SlotRule",
     "WeightRule",
     "WeightRuleName",
+    "chunk_frame",
     "chunk_weights",
     "register_weight_rule",
     "slot_weights",
@@ -239,6 +241,57 @@ WeightRuleName = Annotated[
 ]
 
 
+class Frame(NamedTuple):
+    """Where movable chunks sit in a weigher's frame (:meth:`ChunkWeigher.build`).
+
+    Attributes:
+        mean: the mean chunk length ``lbar`` in the frame, fixed chunks included.
+        prefix: frame length before the first movable chunk.
+        total: frame length of the whole analysed sequence, ``N``.
+        at_mean_length: every movable chunk counts at ``mean`` (the rule's
+            :attr:`~WeightRule.at_mean_length`, or a per-document profile, where ``mean`` is 1).
+    """
+
+    mean: float
+    prefix: float
+    total: float
+    at_mean_length: bool
+
+
+def chunk_frame(
+    profile: InfluenceProfile,
+    rule: WeightRule,
+    total_length: float,
+    k: int,
+    layout: Layout | None = None,
+    fixed: tuple[float, float] = (0.0, 0.0),
+) -> Frame:
+    """The frame of ``k`` movable chunks of ``total_length`` tokens in all (arguments as in
+    :meth:`ChunkWeigher.build`).
+
+    Scalars only, so the small-K path (:mod:`bookend_rag.placement.small_k`), which sums its
+    lengths in Python, gets the frame the array path gets: whole token counts sum exactly either
+    way (:data:`~bookend_rag.inputs.MAX_TOKENS`).
+    """
+    front, back = fixed
+    count = k + (front > 0) + (back > 0)
+    mean = (total_length + front + back) / count if count else 1.0
+    per_document = profile.per_document
+    at_mean_length = per_document or rule.at_mean_length
+    if at_mean_length:
+        if per_document:
+            mean = 1.0
+        total_length = mean * k
+        front, back = (mean if front > 0 else 0.0), (mean if back > 0 else 0.0)
+    if per_document:
+        prefix, suffix = front, back
+    else:
+        lay = layout or Layout()
+        prefix = lay.prefix_tokens + front
+        suffix = lay.suffix_tokens + back
+    return Frame(mean, float(prefix), float(prefix + total_length + suffix), at_mean_length)
+
+
 class ChunkWeigher(NamedTuple):
     """Weights of chunks in spans, under one profile, layout and rule (see the module docstring).
 
@@ -292,34 +345,12 @@ class ChunkWeigher(NamedTuple):
         weight_rule = weight_rule_named(rule)
         lens = np.asarray(lengths, dtype=np.float64)
         k = lens.size
-        total_length = float(np.add.reduce(lens))
-        front, back = fixed
-        count = k + (front > 0) + (back > 0)
-        mean = (total_length + front + back) / count if count else 1.0
-        per_document = profile.per_document
-        if per_document or weight_rule.at_mean_length:
-            if per_document:
-                mean = 1.0
+        frame = chunk_frame(profile, weight_rule, float(np.add.reduce(lens)), k, layout, fixed)
+        if frame.at_mean_length:
             lens = np.empty(k)
-            lens.fill(mean)
-            total_length = mean * k
-            front, back = (mean if front > 0 else 0.0), (mean if back > 0 else 0.0)
-        if per_document:
-            prefix, suffix = front, back
-        else:
-            lay = layout or Layout()
-            prefix = lay.prefix_tokens + front
-            suffix = lay.suffix_tokens + back
-        divisor, point = weight_rule.divisors(lens, mean, profile)
-        return cls(
-            profile,
-            weight_rule,
-            lens,
-            float(prefix),
-            float(prefix + total_length + suffix),
-            divisor,
-            point,
-        )
+            lens.fill(frame.mean)
+        divisor, point = weight_rule.divisors(lens, frame.mean, profile)
+        return cls(profile, weight_rule, lens, frame.prefix, frame.total, divisor, point)
 
     def parts(self, offsets: FloatArray) -> tuple[FloatArray, FloatArray | None]:
         """``(F_c, P)`` at frame offsets when point masses are weighed apart, else ``(F, None)``."""

@@ -16,9 +16,9 @@ from bookend_rag.arrays import FloatArray, IntArray
 from bookend_rag.placement.orders import rank_order, weight_tiers
 from bookend_rag.placement.problem import Problem
 from bookend_rag.profiles.base import InfluenceProfile
-from bookend_rag.weighing import ChunkWeigher, WeightRule
+from bookend_rag.weighing import ChunkWeigher, Frame, WeightRule
 
-__all__ = ["assign_by_rank", "slot_ranks", "sorted_assignment"]
+__all__ = ["assign_by_rank", "frame_slot_ranks", "slot_ranks", "sorted_assignment"]
 
 
 def sorted_assignment(problem: Problem) -> IntArray:
@@ -41,6 +41,12 @@ def slot_ranks(weigher: ChunkWeigher, length: float) -> IntArray:
     return _ranks(
         weigher.profile, weigher.rule, weigher.prefix, weigher.total, weigher.lengths.size, length
     )
+
+
+def frame_slot_ranks(profile: InfluenceProfile, rule: WeightRule, frame: Frame, k: int) -> IntArray:
+    """:func:`slot_ranks` of ``k`` chunks that all count at the mean length of ``frame``
+    (``frame.at_mean_length``): the small-K path's slots, ranked by the same rule and cache."""
+    return _ranks(profile, rule, frame.prefix, frame.total, k, frame.mean)
 
 
 @lru_cache(maxsize=512)

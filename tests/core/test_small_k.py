@@ -1,0 +1,116 @@
+"""The small-K path (:mod:`bookend_rag.placement.small_k`) gives the placement the array path gives.
+
+Every call below is placed twice by the same placer: as it comes (the small-K path whenever it
+applies) and with the small-K path switched off, and the two placements must be equal: the same
+order, items, relevance, lengths and scores bit for bit, drops, notes and settings.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+from unittest import mock
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bookend_rag import Bookend, Placement
+from bookend_rag.weighing import WEIGHT_RULES
+
+MODELS = [
+    "llama-3.1-8b",
+    "smollm2-135m",
+    "gpt2",
+    "liu2023:gpt-3.5-turbo",
+    {"depth": 4, "attn_share": 0.5},
+]
+
+#: Scores as retrievers give them and as they go wrong: floats of any sign and size (ties,
+#: signed zeros, near the float limits), ints, NumPy floats, a missing one, NaN and infinities.
+SCORE = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(-2, 2),
+    st.sampled_from([0.0, -0.0, 0.5, 1.0, 1e308, -1e308]),
+    st.integers(-5, 5),
+    st.builds(np.float64, st.floats(-1, 1)),
+    st.sampled_from([None, float("nan"), float("inf"), True]),
+)
+
+SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "strategy": st.sampled_from(["bookend", "alternate", "relevance"]),
+        "weight_rule": st.sampled_from(WEIGHT_RULES),
+        "distance": st.booleans(),
+        "equal_lengths": st.booleans(),
+        "top_k": st.integers(1, 12),
+        "budget": st.integers(200, 3000),
+        "repeat_top": st.booleans(),
+        "competition": st.sampled_from([0.0, 0.05, 0.5]),
+        "prefix_tokens": st.integers(0, 300),
+        "suffix_tokens": st.integers(0, 300),
+        "drop_lookalikes": st.booleans(),
+    },
+)
+
+
+def both_paths(placer: Bookend[Any], items: list[Any], scores: Any) -> tuple[Any, Any]:
+    """The placement (or the error) of the call as it comes, and with the small-K path off."""
+    results: list[Placement[Any] | str] = []
+    for switch in (nullcontext(), mock.patch("bookend_rag.place.SMALL_K_MAX", 0)):
+        with switch:
+            try:
+                results.append(placer.place(items, scores))
+            except ValueError as error:
+                results.append(str(error))
+    return results[0], results[1]
+
+
+@settings(deadline=None, max_examples=400)
+@given(
+    model=st.sampled_from(MODELS),
+    rows=st.lists(st.tuples(st.text(max_size=300), st.floats(0, 1)), min_size=0, max_size=14),
+    scores=st.one_of(st.none(), st.just("from rows"), st.lists(SCORE, max_size=14)),
+    chosen=SETTINGS,
+    source=st.booleans(),
+    as_records=st.booleans(),
+)
+def test_both_paths_give_the_same_placement(
+    model: Any,
+    rows: list[tuple[str, float]],
+    scores: Any,
+    chosen: dict[str, Any],
+    source: bool,
+    as_records: bool,
+) -> None:
+    texts = [text for text, _ in rows]
+    if scores == "from rows":
+        scores = [score for _, score in rows]
+    items: list[Any] = (
+        [{"text": t, "src": i % 3} for i, t in enumerate(texts)] if as_records else texts
+    )
+    placer: Bookend[Any] = Bookend(
+        model,
+        text="text" if as_records else None,
+        source="src" if source and as_records else None,
+        **chosen,
+    )
+    small, array = both_paths(placer, items, scores)
+    if isinstance(small, Placement):
+        assert isinstance(array, Placement)
+        assert small == array
+        assert small.relevance.dtype == array.relevance.dtype == np.float64
+    else:
+        assert small == array  # the same one-line error
+
+
+def test_the_default_call_takes_the_small_k_path() -> None:
+    """The case the path is for: a few texts with float scores, the default settings."""
+    placer: Bookend[str] = Bookend()
+    texts = [f"chunk {i} " * (i + 1) for i in range(20)]
+    scores = [1.0 - i / 40 for i in range(20)]
+    with mock.patch.object(Bookend, "_place_few", wraps=placer._place_few) as few:
+        placement = placer.place(texts, scores)
+    assert few.call_count == 1
+    assert placer._place_few(texts, scores) == placement
