@@ -28,10 +28,10 @@ from bookend_rag.profiles.io import ModelLike, load_profile, resolve_profile
 from bookend_rag.profiles.measured import measured_models
 from bookend_rag.profiles.published import available_profile_presets
 from bookend_rag.profiles.tabulated import TabulatedProfile
-from bookend_rag.profiles.theory import TheoryProfile
+from bookend_rag.profiles.theoretical import TheoryProfile
 from bookend_rag.relevance import relevance_from_scores
 from bookend_rag.spec import ModelSpec, available_presets
-from bookend_rag.tuned import ConfigLike, TunedConfig, load_config
+from bookend_rag.tuned import ConfigSource, TunedConfig, load_config
 from bookend_rag.version import __version__
 from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
 
@@ -45,7 +45,7 @@ __all__ = [
     "WEIGHT_RULES",
     "Bookend",
     "ChunkSlot",
-    "ConfigLike",
+    "ConfigSource",
     "EvalResult",
     "FittedProfile",
     "InfluenceProfile",

@@ -27,9 +27,9 @@ __all__ = [
     "PLACEMENT_OPTIONS",
     "SLOT_KEY",
     "WEIGHT_KEY",
-    "AdapterConfig",
     "Annotation",
     "CheckedSettings",
+    "FrameworkAdapter",
     "PlacerCache",
     "first_slot_annotations",
     "one_line_errors",
@@ -241,7 +241,7 @@ class _SourceValue(Generic[T]):
         return self.source_of(item, self.key)
 
 
-class AdapterConfig(PlacementConfig):
+class FrameworkAdapter(PlacementConfig):
     """The settings of a pydantic framework adapter: every placement setting, and the adapter's
     own (``source_key``, ``token_counter``, ``annotate``).
 

@@ -25,7 +25,7 @@ from bookend_rag.place import Bookend
 from bookend_rag.plot import matplotlib_available, plot_file, plot_placement
 from bookend_rag.profiles.io import ModelLike, resolve_profile
 from bookend_rag.profiles.published import available_profile_presets, published_curves
-from bookend_rag.profiles.theory import TheoryProfile
+from bookend_rag.profiles.theoretical import TheoryProfile
 from bookend_rag.spec import available_presets
 from bookend_rag.theory import components
 from bookend_rag.tuned import load_config

@@ -45,7 +45,7 @@ from bookend_rag.tokens import (
     token_lengths,
     tokenizer_file,
 )
-from bookend_rag.tuned import ConfigLike, load_config
+from bookend_rag.tuned import ConfigSource, load_config
 from bookend_rag.weighing import weight_rule_named
 
 __all__ = ["Bookend", "cached_placer", "reorder"]
@@ -184,7 +184,7 @@ class Bookend(Generic[T]):
     @classmethod
     def from_config(
         cls,
-        config: ConfigLike,
+        config: ConfigSource,
         *,
         token_counter: TokenCounterLike = None,
         text: Getter = None,
@@ -540,7 +540,7 @@ def reorder(
     *,
     model: ModelLike | None = None,
     lengths: Sequence[float] | None = None,
-    config: ConfigLike | None = None,
+    config: ConfigSource | None = None,
     **settings: Any,
 ) -> Placement[T]:
     """Place ``items`` in the prompt order that gives the most relevant text the most influence.

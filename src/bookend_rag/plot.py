@@ -9,7 +9,7 @@ import numpy as np
 
 from bookend_rag.layout import Layout
 from bookend_rag.profiles.base import InfluenceProfile
-from bookend_rag.profiles.theory import TheoryProfile
+from bookend_rag.profiles.theoretical import TheoryProfile
 from bookend_rag.theory import dead_zone
 from bookend_rag.weighing import slot_weights
 

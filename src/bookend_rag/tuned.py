@@ -1,6 +1,6 @@
 """One loader for every form a placement config comes in, and the provenance of a tuned one.
 
-What a caller passes as ``config=`` (:data:`ConfigLike`) to :func:`~bookend_rag.reorder`,
+What a caller passes as ``config=`` (:data:`ConfigSource`) to :func:`~bookend_rag.reorder`,
 :meth:`Bookend.from_config <bookend_rag.Bookend.from_config>`, the framework adapters and ``bookend
 reorder --config`` is one of
 
@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 from bookend_rag.config import PlacementConfig
 
-__all__ = ["TUNED_KEYS", "ConfigLike", "TunedConfig", "load_config"]
+__all__ = ["TUNED_KEYS", "ConfigSource", "TunedConfig", "load_config"]
 
 #: The keys of a ``tuned.json`` document (a placement config has neither).
 TUNED_KEYS = frozenset({"config", "provenance"})
@@ -160,10 +160,10 @@ class TunedConfig:
 
 
 #: What a caller may pass as ``config=``.
-ConfigLike: TypeAlias = PlacementConfig | TunedConfig | str | os.PathLike[str] | Mapping[str, Any]
+ConfigSource: TypeAlias = PlacementConfig | TunedConfig | str | os.PathLike[str] | Mapping[str, Any]
 
 
-def load_config(config: ConfigLike, *, param: str = "config") -> TunedConfig:
+def load_config(config: ConfigSource, *, param: str = "config") -> TunedConfig:
     """The :class:`TunedConfig` of any form of the module docstring; ``param`` names the input
     in error messages (``config``, or a command-line option).
 

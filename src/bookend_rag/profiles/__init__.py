@@ -2,7 +2,7 @@
 
 - :mod:`~bookend_rag.profiles.base`: the protocol every kind implements (:class:`InfluenceProfile`)
   and the versioned JSON header of the stored kinds;
-- :mod:`~bookend_rag.profiles.theory`: the Cesàro theory of a :class:`~bookend_rag.ModelSpec`;
+- :mod:`~bookend_rag.profiles.theoretical`: the Cesàro theory of a :class:`~bookend_rag.ModelSpec`;
 - :mod:`~bookend_rag.profiles.tabulated`: measured weights per token position or per document slot;
 - :mod:`~bookend_rag.profiles.fitted`: primacy, a recency window in tokens and a floor, for trained
   models;

@@ -42,7 +42,7 @@ from bookend_rag.profiles.fitted import FITTED_KIND, FittedProfile
 from bookend_rag.profiles.measured import measured_file
 from bookend_rag.profiles.published import PUBLISHED_PREFIX, published_profile
 from bookend_rag.profiles.tabulated import TabulatedProfile
-from bookend_rag.profiles.theory import TheoryProfile
+from bookend_rag.profiles.theoretical import TheoryProfile
 from bookend_rag.spec import DEFAULT_PRESET, ModelSpec, available_presets, resolve_model_name
 
 __all__ = [

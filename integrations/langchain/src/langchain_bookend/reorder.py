@@ -14,8 +14,8 @@ from bookend_rag import Placement
 from bookend_rag.adapters import (
     SLOT_KEY,
     WEIGHT_KEY,
-    AdapterConfig,
     CheckedSettings,
+    FrameworkAdapter,
     first_slot_annotations,
     read_score,
     shown,
@@ -33,7 +33,7 @@ class BookendReorder(
     RunnableSerializable[ReorderInput, list[Document]],
     BaseDocumentCompressor,
     BaseDocumentTransformer,
-    AdapterConfig,
+    FrameworkAdapter,
 ):
     """Put retrieved documents in the order the model reads best.
 
@@ -59,7 +59,7 @@ class BookendReorder(
     ``loads`` (``valid_namespaces=["langchain_bookend"], allowed_objects=[BookendReorder]``); a
     callable ``token_counter`` is not serialised (``tokenizer``, a tiktoken encoding name or a local
     Hugging Face tokenizer path, is). ``source_key``, ``token_counter`` and ``annotate`` are those
-    of :class:`bookend_rag.adapters.AdapterConfig`.
+    of :class:`bookend_rag.adapters.FrameworkAdapter`.
 
     ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON

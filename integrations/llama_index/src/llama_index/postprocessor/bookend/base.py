@@ -19,8 +19,8 @@ from bookend_rag import Placement
 from bookend_rag.adapters import (
     SLOT_KEY,
     WEIGHT_KEY,
-    AdapterConfig,
     CheckedSettings,
+    FrameworkAdapter,
     first_slot_annotations,
     read_score,
 )
@@ -30,7 +30,7 @@ __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
 dispatcher = get_dispatcher(__name__)
 
 
-class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterConfig):
+class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, FrameworkAdapter):
     """Put retrieved nodes in the order the model reads best.
 
     Use it last among the postprocessors, after any reranker:
@@ -50,7 +50,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, AdapterCo
     profile object given as ``model`` is stored in its JSON form, so ``to_dict`` / ``from_dict`` /
     ``to_json`` round-trip (a callable ``token_counter`` is not serialised; ``tokenizer`` is).
     ``source_key``, ``token_counter`` and ``annotate`` are those of
-    :class:`bookend_rag.adapters.AdapterConfig`.
+    :class:`bookend_rag.adapters.FrameworkAdapter`.
 
     ``config=`` gives every placement setting at once: a :class:`bookend_rag.PlacementConfig`, the
     path of a config JSON file or of the ``tuned.json`` that ``bookend tune`` writes, its JSON

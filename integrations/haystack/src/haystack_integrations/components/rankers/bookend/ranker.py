@@ -17,7 +17,7 @@ from bookend_rag import (
     DEFAULT_WEIGHT_RULE,
     EXACT_MAX_K,
     Bookend,
-    ConfigLike,
+    ConfigSource,
     ModelLike,
     Placement,
     PlacementConfig,
@@ -117,7 +117,7 @@ class BookendRanker:
         source_key: str | None = None,
         exact_max_k: int = EXACT_MAX_K,
         annotate: bool = False,
-        config: ConfigLike | None = None,
+        config: ConfigSource | None = None,
     ) -> None:
         _check_own_settings(word_count_threshold, source_key, annotate)
         given = locals()  # the parameters, of which the placement settings are checked here
@@ -327,7 +327,7 @@ _DEFAULTS = {name: PlacementConfig.model_fields[name].default for name in PLACEM
 _OWN_SETTINGS = ("word_count_threshold", "source_key", "annotate")
 
 
-def _config_ref(config: ConfigLike) -> str | dict[str, Any]:
+def _config_ref(config: ConfigSource) -> str | dict[str, Any]:
     """How ``to_dict`` stores a config: a path as the path, anything else as its JSON object (a
     ``tuned.json`` document when it has provenance)."""
     if isinstance(config, os.PathLike) or (
