@@ -82,7 +82,7 @@ def __getattr__(name: str) -> Any:
     # core never imports them.
     entry = _exports().get(name)
     if entry is None:
-        raise AttributeError(f"module 'bookend' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return entry.load()
 
 

@@ -50,9 +50,7 @@ def approx_token_counts(texts: list[Any]) -> list[int] | None:
     text is a string (:func:`token_lengths` names the first that is not)."""
     if not all(map(str.__instancecheck__, texts)):
         return None
-    # ceil(chars / 4), at least one: the integer form of the float arithmetic there (exact, as a
-    # string's length is far below 2**53).
-    return [-(-len(text) // CHARS_PER_TOKEN) or 1 for text in texts]
+    return list(map(approx_token_count, texts))
 
 
 def token_lengths(

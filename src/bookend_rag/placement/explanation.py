@@ -3,25 +3,26 @@
 
 The words for the profile come from the profile
 (:meth:`~bookend_rag.profiles.base.InfluenceProfile.describe`), so a new kind of profile explains
-itself without a branch here. The placement is read through :class:`Placed`, the attributes
-``Placement`` has, so that the result can call this module without a circle of imports.
+itself without a branch here. ``Placement`` is imported for type checking only (the result calls
+this module; import-linter leaves type-only imports out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bookend_rag.arrays import FloatArray, IntArray
-from bookend_rag.layout import Layout
 from bookend_rag.placement.orders import alternate_order, rank_order, weight_tiers
-from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.weighing import weight_rule_named
 
-__all__ = ["ChunkSlot", "Placed", "baselines", "explain"]
+if TYPE_CHECKING:
+    from bookend_rag.placement.result import Placement
+
+__all__ = ["ChunkSlot", "baselines", "explain"]
 
 
 @dataclass(frozen=True)
@@ -48,51 +49,9 @@ class ChunkSlot:
     score: float | None
 
 
-class Placed(Protocol):
-    """What an explanation reads of a placement (the attributes of
-    :class:`~bookend_rag.Placement`, which documents them)."""
-
-    @property
-    def order(self) -> tuple[int, ...]: ...
-    @property
-    def kept(self) -> tuple[int, ...]: ...
-    @property
-    def relevance(self) -> FloatArray: ...
-    @property
-    def lengths(self) -> FloatArray: ...
-    @property
-    def scores(self) -> FloatArray | None: ...
-    @property
-    def dropped(self) -> tuple[int, ...]: ...
-    @property
-    def dropped_by_top_k(self) -> tuple[int, ...]: ...
-    @property
-    def dropped_as_lookalikes(self) -> tuple[int, ...]: ...
-    @property
-    def strategy(self) -> str: ...
-    @property
-    def profile(self) -> InfluenceProfile: ...
-    @property
-    def layout(self) -> Layout: ...
-    @property
-    def weight_rule(self) -> str: ...
-    @property
-    def competition(self) -> float | None: ...
-    @property
-    def repeated(self) -> bool: ...
-    @property
-    def notes(self) -> tuple[str, ...]: ...
-    @property
-    def weights(self) -> FloatArray: ...
-    @property
-    def objective(self) -> float: ...
-    @property
-    def baselines(self) -> dict[str, float]: ...
-    @property
-    def slots(self) -> list[ChunkSlot]: ...
-
-
-def baselines(placement: Placed, objective_of: Callable[[IntArray], float]) -> dict[str, float]:
+def baselines(
+    placement: Placement[Any], objective_of: Callable[[IntArray], float]
+) -> dict[str, float]:
     """:attr:`bookend_rag.Placement.baselines` (which names the orders): per order, the
     objective of the placement's kept chunks in it, ``objective_of`` an order of input indices."""
     kept = np.asarray(placement.kept, dtype=np.int64)
@@ -114,7 +73,7 @@ def baselines(placement: Placed, objective_of: Callable[[IntArray], float]) -> d
     return out
 
 
-def explain(placement: Placed, previews: Sequence[str] | None = None) -> str:
+def explain(placement: Placement[Any], previews: Sequence[str] | None = None) -> str:
     """The text of :meth:`bookend_rag.Placement.explain` (which documents it)."""
     profile, layout, competition = placement.profile, placement.layout, placement.competition
     meaning = weight_rule_named(placement.weight_rule).description
@@ -167,7 +126,7 @@ def explain(placement: Placed, previews: Sequence[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def _dropped(p: Placed) -> list[str]:
+def _dropped(p: Placement[Any]) -> list[str]:
     """One line per limit that dropped chunks: look-alikes, ``top_k``, the token budget."""
     named = {*p.dropped_by_top_k, *p.dropped_as_lookalikes}
     by_budget = [i for i in p.dropped if i not in named]
@@ -183,7 +142,7 @@ def _dropped(p: Placed) -> list[str]:
     return lines
 
 
-def _decided_by(p: Placed) -> str:
+def _decided_by(p: Placement[Any]) -> str:
     """One line: which profile and view decided the order, the shape of the weights, and
     whether (and why) the result is the input order."""
     if p.profile.per_document:
@@ -207,7 +166,7 @@ def _decided_by(p: Placed) -> str:
     return text
 
 
-def _why_top(p: Placed) -> str:
+def _why_top(p: Placement[Any]) -> str:
     """Where the most relevant chunk went, by its slot's weight tier (ties named as such)."""
     top = max(p.slots, key=lambda s: (s.relevance, -s.index))
     tiers = weight_tiers(p.weights)
@@ -222,7 +181,7 @@ def _why_top(p: Placed) -> str:
     )
 
 
-def _answer_share(p: Placed) -> float:
+def _answer_share(p: Placement[Any]) -> float:
     """The influence on the final token of the analysed sequence (the answer's position)."""
     total = float(p.layout.prefix_tokens + p.lengths[list(p.order)].sum() + p.layout.suffix_tokens)
     before = p.profile.cdf_at_tokens(np.array([total - 1.0]), total)

@@ -150,10 +150,13 @@ class BookendRanker:
         if name in PLACEMENT_OPTIONS:
             name, value = "_placement", PlacementConfig(**{**self._settings(), name: value})
         elif name in _OWN_SETTINGS and "_placers" in self.__dict__:
-            own = {n: getattr(self, n) for n in _OWN_SETTINGS}
-            own[name] = value
+            own = self._own_settings() | {name: value}
             _check_own_settings(own["word_count_threshold"], own["source_key"], own["annotate"])
         object.__setattr__(self, name, value)  # @component rebuilds the class: no bare super()
+
+    def _own_settings(self) -> dict[str, Any]:
+        """The ranker's own settings (not placement settings), by name."""
+        return {name: getattr(self, name) for name in _OWN_SETTINGS}
 
     def _settings(self, **overrides: int | None) -> dict[str, Any]:
         """The placement settings, with this call's overrides (``None``: not overridden)."""
@@ -170,11 +173,7 @@ class BookendRanker:
         checked, with a profile object in its JSON form; with ``config``, the config (its path, or
         its JSON object) and only the settings that differ from it."""
         settings = self._placement.model_dump()
-        own = {
-            "word_count_threshold": self.word_count_threshold,
-            "source_key": self.source_key,
-            "annotate": self.annotate,
-        }
+        own = self._own_settings()
         if self.config is None:
             return default_to_dict(self, **settings, **own)
         tuned = load_config(self.config)
