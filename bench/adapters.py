@@ -1,6 +1,7 @@
 """Adapter overhead: each bookend adapter against its framework's own reorderer, in one process.
 
-For K documents (default 20) of unequal length with scores, the per-call time of
+For K documents (default 20) of unequal length with scores, new ones on every call (64 lists in
+turn, 4 of 1000 documents: :func:`draws_for`; the same for every candidate), the per-call time of
 
 * the framework's reorderer: LangChain ``LongContextReorder`` (langchain-community), LlamaIndex
   ``LongContextReorder`` and Haystack ``LostInTheMiddleRanker``;
@@ -22,6 +23,7 @@ count). Setup (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import statistics
 import time
@@ -56,16 +58,42 @@ except ImportError as error:  # pragma: no cover - guidance for a bare checkout
 Call = Callable[[], object]
 
 
-def corpus(k: int) -> tuple[list[str], list[float]]:
-    """K texts of 30 to 130 words (deterministic) and descending similarity-like scores."""
+#: Distinct document lists each candidate cycles through: every call places new chunks, as in
+#: use, so no cache keyed on the inputs (bookend's slot ranks, the lengths) hits by repetition.
+DRAWS = 64
+
+#: Lists of 1000 documents in turn: few enough that a candidate's documents stay in the CPU's
+#: caches between its calls, as a retriever's just-made documents are (with 16 lists, every
+#: framework's documents alive, bookend's token count, which reads each text, took twice as long
+#: while LangChain's reorderer, which reads none, did not move).
+DRAWS_AT_1000 = 4
+
+
+def draws_for(k: int) -> int:
+    """How many document lists of ``k`` to take in turn."""
+    return DRAWS if k < 1000 else DRAWS_AT_1000
+
+
+def corpus(k: int, draw: int = 0) -> tuple[list[str], list[float]]:
+    """K texts of 30 to 130 words (deterministic; other texts and lengths for each ``draw``) and
+    descending similarity-like scores."""
     words = " ".join(d["text"] for d in load_demo_corpus().documents).split()
     texts = []
     for i in range(k):
-        n = 30 + (37 * i) % 101
-        start = (97 * i) % (len(words) - n)
-        texts.append(" ".join(words[start : start + n]))
-    scores = [0.9 - 0.6 * i / max(k - 1, 1) for i in range(k)]
+        j = i + k * draw
+        n = 30 + (37 * j) % 101
+        start = (97 * j + 13 * draw) % (len(words) - n)
+        # The number keeps every text distinct (Haystack's ranker drops duplicate contents).
+        texts.append(" ".join(words[start : start + n]) + f" ({j})")
+    top = 0.9 - 0.01 * (draw % 10)
+    scores = [top - 0.6 * i / max(k - 1, 1) for i in range(k)]
     return texts, scores
+
+
+def rotating(calls: Sequence[Call]) -> Call:
+    """One call that makes each of ``calls`` in turn (the same draw order for every candidate)."""
+    turn = itertools.cycle(calls)
+    return lambda: next(turn)()
 
 
 def per_call(fn: Call) -> float:
@@ -85,52 +113,55 @@ def measure(candidates: dict[str, Call], rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def frameworks(k: int) -> dict[str, dict[str, Call]]:
-    """Per framework, the candidates to time, all over the same documents."""
-    texts, scores = corpus(k)
-
-    pairs = list(zip(texts, scores, strict=True))
-    lc_docs = [LangChainDocument(t, metadata={"score": s}) for t, s in pairs]
+def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
+    """Per framework, the candidates to time, each over the same ``draws`` document lists."""
     lc_reorder = LangChainReorder()
     lc_lambda = RunnableLambda(lc_reorder.transform_documents)
     lc_bookend = BookendReorder()
     lc_alternate = BookendReorder(strategy="alternate")
     lc_core = bookend_rag.Bookend(text=lambda d: d.page_content)
-    langchain: dict[str, Call] = {
-        "framework": lambda: lc_reorder.transform_documents(lc_docs),
-        "adapter": lambda: lc_bookend.transform_documents(lc_docs),
-        "adapter invoke": lambda: lc_bookend.invoke(lc_docs),
-        # What any Runnable pays per invoke (callback manager, run tree): the framework's
-        # reorderer wrapped in a RunnableLambda, to compare "adapter invoke" against.
-        "framework invoke": lambda: lc_lambda.invoke(lc_docs),
-        "adapter alternate": lambda: lc_alternate.transform_documents(lc_docs),
-        "core": lambda: lc_core.place(lc_docs, scores),
-    }
-
-    li_nodes = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in pairs]
     li_reorder = LlamaIndexReorder()
     li_bookend = BookendNodePostprocessor()
     li_alternate = BookendNodePostprocessor(strategy="alternate")
     li_core = bookend_rag.Bookend(text=lambda n: n.node.get_content(metadata_mode=MetadataMode.LLM))
-    llama_index: dict[str, Call] = {
-        "framework": lambda: li_reorder.postprocess_nodes(li_nodes),
-        "adapter": lambda: li_bookend.postprocess_nodes(li_nodes),
-        "adapter alternate": lambda: li_alternate.postprocess_nodes(li_nodes),
-        "core": lambda: li_core.place(li_nodes, scores),
-    }
-
-    hs_docs = [HaystackDocument(content=t, score=s) for t, s in pairs]
     hs_ranker = LostInTheMiddleRanker()
     hs_bookend = BookendRanker()
     hs_alternate = BookendRanker(strategy="alternate")
     hs_core = bookend_rag.Bookend(text=lambda d: d.content)
-    haystack: dict[str, Call] = {
-        "framework": lambda: hs_ranker.run(documents=hs_docs),
-        "adapter": lambda: hs_bookend.run(documents=hs_docs),
-        "adapter alternate": lambda: hs_alternate.run(documents=hs_docs),
-        "core": lambda: hs_core.place(hs_docs, scores),
+
+    per_draw: dict[str, dict[str, list[Call]]] = {}
+    draws = draws_for(k) if draws is None else draws
+
+    def add(framework: str, label: str, call: Call) -> None:
+        per_draw.setdefault(framework, {}).setdefault(label, []).append(call)
+
+    for draw in range(draws):
+        texts, scores = corpus(k, draw)
+        pairs = list(zip(texts, scores, strict=True))
+        lc_docs = [LangChainDocument(t, metadata={"score": s}) for t, s in pairs]
+        li_nodes = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in pairs]
+        hs_docs = [HaystackDocument(content=t, score=s) for t, s in pairs]
+        # Default arguments bind this draw's lists (a closure would see the last draw's).
+        add("LangChain", "framework", lambda d=lc_docs: lc_reorder.transform_documents(d))
+        add("LangChain", "adapter", lambda d=lc_docs: lc_bookend.transform_documents(d))
+        add("LangChain", "adapter invoke", lambda d=lc_docs: lc_bookend.invoke(d))
+        # What any Runnable pays per invoke (callback manager, run tree): the framework's
+        # reorderer wrapped in a RunnableLambda, to compare "adapter invoke" against.
+        add("LangChain", "framework invoke", lambda d=lc_docs: lc_lambda.invoke(d))
+        add("LangChain", "adapter alternate", lambda d=lc_docs: lc_alternate.transform_documents(d))
+        add("LangChain", "core", lambda d=lc_docs, s=scores: lc_core.place(d, s))
+        add("LlamaIndex", "framework", lambda n=li_nodes: li_reorder.postprocess_nodes(n))
+        add("LlamaIndex", "adapter", lambda n=li_nodes: li_bookend.postprocess_nodes(n))
+        add("LlamaIndex", "adapter alternate", lambda n=li_nodes: li_alternate.postprocess_nodes(n))
+        add("LlamaIndex", "core", lambda n=li_nodes, s=scores: li_core.place(n, s))
+        add("Haystack", "framework", lambda d=hs_docs: hs_ranker.run(documents=d))
+        add("Haystack", "adapter", lambda d=hs_docs: hs_bookend.run(documents=d))
+        add("Haystack", "adapter alternate", lambda d=hs_docs: hs_alternate.run(documents=d))
+        add("Haystack", "core", lambda d=hs_docs, s=scores: hs_core.place(d, s))
+    return {
+        framework: {label: rotating(calls) for label, calls in candidates.items()}
+        for framework, candidates in per_draw.items()
     }
-    return {"LangChain": langchain, "LlamaIndex": llama_index, "Haystack": haystack}
 
 
 def check_same_documents(k: int) -> None:

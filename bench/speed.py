@@ -4,12 +4,12 @@
 
 Section 1 times the exact O(N·H) influence profile against the dense `matrix_power` reference
 (and checks they agree), and the exact profile at N = 131072, H = 80. Section 2 times per-call
-placement at K = 20, 100 and 1000 on the same documents for bookend and for LangChain's and
-LlamaIndex's `LongContextReorder` and Haystack's `LostInTheMiddleRanker` (installed by
-`pip install -r bench/requirements.txt`), with the documents and the interleaved timer of
-`bench/adapters.py`. Every time is CPU time (this process's, this thread's for the per-call
-figures), so that the other jobs of a shared machine do not count; the ratios are still what to
-read.
+placement at K = 20, 100 and 1000, new documents on each call (the same lists in the same turn
+for every candidate), for bookend and for LangChain's and LlamaIndex's `LongContextReorder` and
+Haystack's `LostInTheMiddleRanker` (installed by `pip install -r bench/requirements.txt`), with
+the documents and the interleaved timer of `bench/adapters.py`. Every time is CPU time (this
+process's, this thread's for the per-call figures), so that the other jobs of a shared machine do
+not count; the ratios are still what to read.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from adapters import corpus, frameworks, measure
+from adapters import corpus, draws_for, frameworks, measure, rotating
 
 from bookend_rag import Bookend, reorder
 from bookend_rag.theory import influence_dense, influence_exact
@@ -64,30 +64,35 @@ def bench_theory(quick: bool) -> dict[str, Any]:
     }
 
 
-def _reorder_candidates(k: int) -> dict[str, Callable[[], Any]]:
-    texts, scores = corpus(k)
+def _reorder_candidates(k: int, draws: int) -> dict[str, Callable[[], Any]]:
     placer: Bookend[str] = Bookend("llama-3.1-8b")
     by_mass: Bookend[str] = Bookend("llama-3.1-8b", weight_rule="mass")
     competing: Bookend[str] = Bookend("llama-3.1-8b", competition=0.05)
+    inputs = [corpus(k, draw) for draw in range(draws)]
     equal = [1] * k
+
+    def each(call: Callable[[list[str], list[float]], Any]) -> Callable[[], Any]:
+        return rotating([lambda t=texts, s=scores: call(t, s) for texts, scores in inputs])
+
     return {
-        # Equal lengths, what the framework reorderers assume: a warm slot-weight cache.
-        RANK_ONLY: lambda: placer.place(texts, scores, lengths=equal),
+        # Equal lengths, what the framework reorderers assume.
+        RANK_ONLY: each(lambda t, s: placer.place(t, s, lengths=equal)),
         # The default: token counting, then slot weights (the slot rule).
-        DEFAULT: lambda: placer.place(texts, scores),
+        DEFAULT: each(placer.place),
         # The same through the function, which keeps a placer per distinct settings.
-        REORDER: lambda: reorder(texts, scores),
+        REORDER: each(reorder),
         # The length-aware optimiser on every call (the mass rule).
-        "bookend mass rule (token-aware)": lambda: by_mass.place(texts, scores),
+        "bookend mass rule (token-aware)": each(by_mass.place),
         # Dinkelbach's method: a few placements under the slot rule.
-        "bookend competing chunks (c = 0.05)": lambda: competing.place(texts, scores),
-        **{f"{name} reorderer": calls["framework"] for name, calls in frameworks(k).items()},
+        "bookend competing chunks (c = 0.05)": each(competing.place),
+        **{f"{name} reorderer": calls["framework"] for name, calls in frameworks(k, draws).items()},
     }
 
 
 def bench_reorder(rounds: int) -> dict[str, dict[str, float]]:
-    """Per-call seconds at K = 20, 100 and 1000, bookend beside the framework reorderers."""
-    return {str(k): measure(_reorder_candidates(k), rounds) for k in (20, 100, 1000)}
+    """Per-call seconds at K = 20, 100 and 1000, bookend beside the framework reorderers, each
+    call on new documents (:func:`adapters.draws_for` lists in turn)."""
+    return {str(k): measure(_reorder_candidates(k, draws_for(k)), rounds) for k in (20, 100, 1000)}
 
 
 def _print_reorder(results: dict[str, Any]) -> None:

@@ -123,8 +123,8 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
 
 
 def finite_floats(scores: object, n_items: int) -> list[float] | None:
-    """``scores`` as a list when they are ``n_items`` floats (the type itself, as retrievers give
-    them) whose sum is finite, else ``None``: the small-K path
+    """``scores`` as a new list when they are ``n_items`` floats (the type itself, as retrievers
+    give them) whose sum is finite, else ``None``: the small-K path
     (:mod:`bookend_rag.placement.small_k`) takes these, and :func:`validate_scores` everything
     else, naming any bad entry.
 
@@ -138,7 +138,7 @@ def finite_floats(scores: object, n_items: int) -> list[float] | None:
         return None
     if not math.isfinite(sum(scores)):
         return None
-    return scores if type(scores) is list else list(scores)
+    return list(scores)
 
 
 _FLOAT_ONLY = {float}

@@ -35,7 +35,7 @@ from bookend_rag.profiles.io import (
     file_stamp,
     resolve_reference,
 )
-from bookend_rag.relevance import normalised, relevance
+from bookend_rag.relevance import normalised_floats, relevance
 from bookend_rag.tokens import (
     TokenCounter,
     TokenCounterLike,
@@ -151,6 +151,7 @@ class Bookend(Generic[T]):
 
     __slots__ = (
         "_count",
+        "_few",
         "_layout",
         "_notice",
         "_profile",
@@ -168,6 +169,7 @@ class Bookend(Generic[T]):
     _count: TokenCounter
     _text: Callable[[Any], Any] | None
     _source: Callable[[Any], Any] | None
+    _few: bool
 
     def __init__(
         self,
@@ -240,6 +242,18 @@ class Bookend(Generic[T]):
         set_slot(self, "_count", counter)
         set_slot(self, "_text", text)
         set_slot(self, "_source", source)
+        # Whether the settings leave the order to the slot ranking alone, so that a few plain
+        # inputs take the small-K path (:meth:`_place_few`): decided here, once per placer.
+        few = (
+            config.strategy == "bookend"
+            and config.competition is None
+            and config.budget is None
+            and not config.repeat_top
+            and not config.drop_lookalikes
+            and source is None
+            and (config.equal_lengths or counter is approx_token_count)
+        )
+        set_slot(self, "_few", few)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(
@@ -367,53 +381,43 @@ class Bookend(Generic[T]):
         """
         config = self.config
         n = len(items)
-        if (
-            config.strategy != "bookend"
-            or config.competition is not None
-            or config.budget is not None
-            or config.repeat_top
-            or config.drop_lookalikes
-            or self._source is not None
-            or (config.top_k is not None and config.top_k < n)
-        ):
+        if not self._few or (config.top_k is not None and config.top_k < n):
             return None
+        raw: list[float] | None
         if scores is None:
-            raw = None
-            rel = relevance(None, n, config.distance)
+            raw, rel = None, relevance(None, n, config.distance).tolist()
         else:
-            floats = finite_floats(scores, n)
-            if floats is None:
+            raw = finite_floats(scores, n)
+            if raw is None:
                 return None
-            raw = np.array(floats)
             # The first lowest and highest, as the array path's argmin and argmax find them.
             if config.distance:
-                rel = normalised(-raw, -max(floats), -min(floats))
+                rel = normalised_floats([-s for s in raw], -max(raw), -min(raw))
             else:
-                rel = normalised(raw, min(floats), max(floats))
+                rel = normalised_floats(raw, min(raw), max(raw))
+        lens: FloatArray | list[int]
         if config.equal_lengths:
             lens, total_length = equal_lengths(n, 1.0), float(n)
-        elif self._count is approx_token_count:
+        else:
             texts = items if self._text is None else [self._text(item) for item in items]
             counts = approx_token_counts(texts)
             if counts is None:
                 return None
-            lens, total_length = np.array(counts, dtype=np.float64), float(sum(counts))
-        else:
-            return None
+            lens, total_length = counts, float(sum(counts))
         rule = weight_rule_named(config.weight_rule)
-        local = small_k_order(rel, total_length, self._profile, rule, self._layout)
-        if local is None:
+        prompt = small_k_order(rel, total_length, self._profile, rule, self._layout)
+        if prompt is None:
             return None
         notes = [] if self._notice is None else [self._notice]
-        return self._result(items, local.tolist(), rel, lens, raw, notes)
+        return self._result(items, prompt, rel, lens, raw, notes)
 
     def _result(
         self,
         items: list[T],
         prompt: list[int],
-        rel: FloatArray,
-        lens: FloatArray,
-        raw: FloatArray | None,
+        rel: FloatArray | list[float],
+        lens: FloatArray | list[int],
+        raw: FloatArray | list[float] | None,
         notes: list[str],
         dropped: tuple[int, ...] = (),
         dropped_by_top_k: tuple[int, ...] = (),

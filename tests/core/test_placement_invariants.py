@@ -317,7 +317,7 @@ def test_the_exact_programme_keeps_no_per_lengths_cache() -> None:
     rng = np.random.default_rng(0)
     for _ in range(5):
         reorder(list(range(10)), rng.random(10).tolist(), lengths=rng.integers(5, 500, 10).tolist())
-    info = sorted_assignment._ranks.cache_info()
+    info = sorted_assignment._weighed_ranks.cache_info()
     assert info.maxsize is not None
     assert info.currsize <= info.maxsize
 

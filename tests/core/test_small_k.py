@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bookend_rag import Bookend, Placement
+from bookend_rag.relevance import normalised_floats, relevance
+from bookend_rag.tokens import approx_token_count, approx_token_counts
 from bookend_rag.weighing import WEIGHT_RULES
 
 MODELS = [
@@ -114,3 +116,28 @@ def test_the_default_call_takes_the_small_k_path() -> None:
         placement = placer.place(texts, scores)
     assert few.call_count == 1
     assert placer._place_few(texts, scores) == placement
+
+
+@settings(deadline=None, max_examples=500)
+@given(
+    st.lists(
+        st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.floats(-2, 2)),
+        min_size=1,
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_the_relevance_on_floats_is_the_relevance_on_arrays(
+    scores: list[float], distance: bool
+) -> None:
+    """Bit for bit, near the float limits too (the span halved) and for signed zeros."""
+    signed = [-s for s in scores] if distance else scores
+    on_floats = normalised_floats(signed, min(signed), max(signed))
+    on_array = relevance(np.array(scores), len(scores), distance)
+    assert np.array(on_floats).tobytes() == on_array.tobytes()
+
+
+@given(st.lists(st.text(max_size=200), max_size=30))
+def test_the_token_counts_on_lists_are_the_approximation(texts: list[str]) -> None:
+    assert approx_token_counts(texts) == [approx_token_count(text) for text in texts]
+    assert approx_token_counts([*texts, 3]) is None

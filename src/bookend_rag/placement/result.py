@@ -58,9 +58,6 @@ class Placement(Generic[T]):
 
     order: tuple[int, ...]
     items: list[T]
-    relevance: FloatArray
-    lengths: FloatArray
-    scores: FloatArray | None
     dropped: tuple[int, ...]
     dropped_by_top_k: tuple[int, ...]
     dropped_as_lookalikes: tuple[int, ...]
@@ -71,15 +68,18 @@ class Placement(Generic[T]):
     competition: float | None
     repeated: bool
     notes: tuple[str, ...]
+    _relevance: FloatArray | Sequence[float]
+    _lengths: FloatArray | Sequence[float]
+    _scores: FloatArray | Sequence[float] | None
 
     def __init__(
         self,
         *,
         order: tuple[int, ...],
         items: list[T],
-        relevance: FloatArray,
-        lengths: FloatArray,
-        scores: FloatArray | None,
+        relevance: FloatArray | Sequence[float],
+        lengths: FloatArray | Sequence[float],
+        scores: FloatArray | Sequence[float] | None,
         dropped: tuple[int, ...],
         dropped_by_top_k: tuple[int, ...],
         dropped_as_lookalikes: tuple[int, ...],
@@ -93,13 +93,14 @@ class Placement(Generic[T]):
     ) -> None:
         # Frozen: the fields go once, straight into the instance dict; the generated __init__
         # pays an object.__setattr__ per field, more than placing 20 chunks costs (and locals()
-        # costs more than naming them).
+        # costs more than naming them). The numbers stay as given (the small-K path's lists)
+        # until an array is read.
         vars(self).update(
             order=order,
             items=items,
-            relevance=relevance,
-            lengths=lengths,
-            scores=scores,
+            _relevance=relevance,
+            _lengths=lengths,
+            _scores=scores,
             dropped=dropped,
             dropped_by_top_k=dropped_by_top_k,
             dropped_as_lookalikes=dropped_as_lookalikes,
@@ -111,6 +112,21 @@ class Placement(Generic[T]):
             repeated=repeated,
             notes=notes,
         )
+
+    @cached_property
+    def relevance(self) -> FloatArray:
+        """Per input index, the relevance the objective used (dropped items included)."""
+        return _float_array(self._relevance)
+
+    @cached_property
+    def lengths(self) -> FloatArray:
+        """Per input index, the token count used."""
+        return _float_array(self._lengths)
+
+    @cached_property
+    def scores(self) -> FloatArray | None:
+        """Per input index, the caller's raw score, or ``None`` without scores."""
+        return None if self._scores is None else _float_array(self._scores)
 
     def _key(self) -> tuple[Any, ...]:
         return (
@@ -243,3 +259,8 @@ class Placement(Generic[T]):
             f"Placement(order={list(self.order)}, strategy={self.strategy!r}, "
             f"objective={self.objective:.4f}, dropped={list(self.dropped)})"
         )
+
+
+def _float_array(values: FloatArray | Sequence[float]) -> FloatArray:
+    """``values`` as a float64 array: an array as it is, a list converted (the same doubles)."""
+    return np.asarray(values, dtype=np.float64)

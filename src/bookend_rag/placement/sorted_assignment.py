@@ -18,7 +18,13 @@ from bookend_rag.placement.problem import Problem
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.weighing import ChunkWeigher, Frame, WeightRule
 
-__all__ = ["assign_by_rank", "frame_slot_ranks", "slot_ranks", "sorted_assignment"]
+__all__ = [
+    "assign_by_rank",
+    "assign_floats_by_rank",
+    "frame_slot_ranks",
+    "slot_ranks",
+    "sorted_assignment",
+]
 
 
 def sorted_assignment(problem: Problem) -> IntArray:
@@ -32,6 +38,15 @@ def assign_by_rank(relevance: FloatArray, ranks: IntArray) -> IntArray:
     """The order that gives slot ``s`` the chunk of relevance rank ``ranks[s]`` (0 the most
     relevant; ties between chunks keep input order)."""
     return rank_order(relevance)[ranks]
+
+
+def assign_floats_by_rank(relevance: list[float], ranks: list[int]) -> list[int]:
+    """:func:`assign_by_rank` on Python lists (the small-K path,
+    :mod:`bookend_rag.placement.small_k`): ``sorted`` is stable with ``reverse=True`` too, so tied
+    chunks keep input order as :func:`~bookend_rag.placement.orders.rank_order`'s stable argsort
+    keeps it."""
+    by_relevance = sorted(range(len(relevance)), key=relevance.__getitem__, reverse=True)
+    return [by_relevance[rank] for rank in ranks]
 
 
 def slot_ranks(weigher: ChunkWeigher, length: float) -> IntArray:
@@ -49,8 +64,29 @@ def frame_slot_ranks(profile: InfluenceProfile, rule: WeightRule, frame: Frame, 
     return _ranks(profile, rule, frame.prefix, frame.total, k, frame.mean)
 
 
-@lru_cache(maxsize=512)
 def _ranks(
+    profile: InfluenceProfile, rule: WeightRule, prefix: float, total: float, k: int, length: float
+) -> IntArray:
+    """Per slot its rank by weight when ``k`` chunks of ``length`` follow ``prefix`` tokens in a
+    sequence of ``total``."""
+    if total - (prefix + k * length) >= 1.0 and profile.density_falls_to_final_token:
+        # Equal spans of a density that never rises before the final token weigh less from front
+        # to back, and that token lies after the chunks: the slots rank front to back without
+        # weighing them, whatever the lengths (the theory's case with the default layout, where
+        # a cache keyed on the lengths would miss on every new call).
+        return _front_to_back(k)
+    return _weighed_ranks(profile, rule, prefix, total, k, length)
+
+
+@lru_cache(maxsize=512)
+def _front_to_back(k: int) -> IntArray:
+    ranks = np.arange(k)
+    ranks.flags.writeable = False
+    return ranks
+
+
+@lru_cache(maxsize=512)
+def _weighed_ranks(
     profile: InfluenceProfile, rule: WeightRule, prefix: float, total: float, k: int, length: float
 ) -> IntArray:
     """Keyed on what repeats between calls: no entry per distinct set of lengths."""

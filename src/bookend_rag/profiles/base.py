@@ -97,6 +97,17 @@ class InfluenceProfile(ABC):
         """
         return False
 
+    @property
+    def density_falls_to_final_token(self) -> bool:
+        """Whether the density never rises anywhere before the final token (a stricter
+        :attr:`density_non_increasing`, whose exception may be a whole final bin).
+
+        Then equal spans that end before the final token weigh less from front to back, and
+        placement ranks such slots front to back without weighing them. ``False`` unless a
+        profile knows better.
+        """
+        return False
+
     def describe(self) -> ProfileDescription:
         """How an explanation speaks of this kind of profile: a kind that has more to say (the
         theory's Recency Delta, a table's unit) overrides this, so the explanation needs no

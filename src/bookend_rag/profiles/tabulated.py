@@ -52,6 +52,8 @@ class TabulatedProfile(StoredProfile):
     label: str = "tabulated"
     metadata: Mapping[str, Any] = field(default_factory=dict)
     _knots: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
+    _non_increasing: bool = field(init=False, repr=False)
+    _falls_throughout: bool = field(init=False, repr=False)
     _hash: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -76,6 +78,10 @@ class TabulatedProfile(StoredProfile):
         cum = np.concatenate(([0.0], np.cumsum(scaled))) / scaled.sum()
         object.__setattr__(self, "_knots", (knots, cum))
         object.__setattr__(self, "_hash", hash((weights, self.kind)))
+        falls = np.diff(w) <= 0
+        object.__setattr__(self, "_falls_throughout", bool(np.all(falls)))
+        body = falls if self.kind == "slot" else falls[:-1]
+        object.__setattr__(self, "_non_increasing", bool(np.all(body)))
 
     @property
     def name(self) -> str:
@@ -91,8 +97,13 @@ class TabulatedProfile(StoredProfile):
         """Whether the weights never rise, the final bin (which holds the final token) aside;
         a slot table may not rise in its final bin either, since read at more slots that rise
         spans several (:func:`slot_table_at`)."""
-        body = self.weights if self.kind == "slot" else self.weights[:-1]
-        return bool(np.all(np.diff(body) <= 0))
+        return self._non_increasing
+
+    @property
+    def density_falls_to_final_token(self) -> bool:
+        """Whether no weight rises, the final bin's included: a bin spans many tokens, so a
+        rising final bin is a rise before the final token."""
+        return self._falls_throughout
 
     def describe(self) -> ProfileDescription:
         """A ``slot table`` or a ``position table``, by :attr:`kind`."""

@@ -48,6 +48,11 @@ class TheoryProfile(InfluenceProfile):
         return True
 
     @property
+    def density_falls_to_final_token(self) -> bool:
+        """Always: the delta is the final token's alone."""
+        return True
+
+    @property
     def has_point_masses(self) -> bool:
         """The Recency Delta ``(1 - alpha)^H`` sits on the final token."""
         return self.spec.alpha < 1.0

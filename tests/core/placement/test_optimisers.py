@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import itertools
 
+import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bookend_rag import InfluenceProfile, Layout, ModelSpec, TabulatedProfile, TheoryProfile
+from bookend_rag.placement import sorted_assignment
 from bookend_rag.placement.exact import exact_order
 from bookend_rag.placement.local_search import local_search, neighbourhood
 from bookend_rag.placement.orders import alternate_order, rank_order
 from bookend_rag.placement.problem import Problem
 from bookend_rag.placement.strategies import optimal_order, strategy_order
-from bookend_rag.weighing import WEIGHT_RULES, ChunkWeigher, WeightRule, slot_weights
+from bookend_rag.theory import hop_weights
+from bookend_rag.weighing import (
+    WEIGHT_RULES,
+    ChunkWeigher,
+    WeightRule,
+    slot_weights,
+    weight_rule_named,
+)
 
 PROFILES: list[InfluenceProfile] = [
     TheoryProfile(ModelSpec.preset("llama-3.1-8b")),
@@ -213,3 +222,77 @@ def test_heuristic_matches_the_exact_programme(problem: Case, k: int) -> None:
     got = weigher.objective(heuristic, rel)
     tolerance = 1e-9 if isinstance(profile, TheoryProfile) else 1e-2
     assert got >= exact * (1 - tolerance) - 1e-12
+
+
+def _exact_slot_masses(
+    prefix: int, length: float, k: int, suffix: int, depth: float, share: float
+) -> list[mpmath.mpf]:
+    """The theory profile's mass on each of ``k`` slots of ``length`` tokens after ``prefix``, at
+    50 digits (no cancellation): ``F(x) = sum_k w_k Q(k, ln 1/x)`` with the regularized upper
+    incomplete gamma ``Q``."""
+    weights = hop_weights(depth, share)
+
+    def cdf(x: mpmath.mpf) -> mpmath.mpf:
+        if x <= 0:
+            return mpmath.mpf(0)
+        u = mpmath.log(1 / x)
+        return mpmath.fsum(
+            mpmath.mpf(float(weights[k])) * mpmath.gammainc(k, u, mpmath.inf, regularized=True)
+            for k in range(1, len(weights))
+        )
+
+    with mpmath.workdps(50):
+        total = prefix + k * mpmath.mpf(length) + suffix
+        edges = [cdf((prefix + i * mpmath.mpf(length)) / total) for i in range(k + 1)]
+        return [end - start for start, end in itertools.pairwise(edges)]
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    depth=st.floats(1, 60),
+    share=st.floats(0.01, 1.0),
+    k=st.integers(1, 12),
+    prefix=st.integers(0, 2000),
+    suffix=st.integers(1, 2000),
+    length=st.floats(1, 2000),
+    rule=st.sampled_from([r for r in WEIGHT_RULES if weight_rule_named(r).at_mean_length]),
+)
+def test_a_density_that_never_rises_ranks_the_slots_front_to_back(
+    depth: float, share: float, k: int, prefix: int, suffix: int, length: float, rule: str
+) -> None:
+    """The shortcut of the slot ranking (no weights computed) is what the theory's exact slot
+    masses give, and what the computed weights give wherever float arithmetic resolves them (near
+    the end of a deep profile, ``F`` is 1 to the last bit and the computed masses are noise)."""
+    profile = TheoryProfile(ModelSpec(depth=depth, attn_share=share))
+    total = prefix + k * length + suffix
+    exact = _exact_slot_masses(prefix, length, k, suffix, depth, share)
+    # Equal up to the 50 digits where the density is flat (one hop: uniform).
+    assert all(a - b >= -1e-40 for a, b in itertools.pairwise(exact))
+
+    weight_rule = weight_rule_named(rule)
+    shortcut = sorted_assignment._ranks(profile, weight_rule, prefix, total, k, length)
+    assert shortcut.tolist() == list(range(k))
+    lengths = np.full(k, length)
+    weights = ChunkWeigher(profile, weight_rule, lengths, prefix, total, lengths, None)
+    computed = weights.weights_of_orders(np.arange(k))
+    if np.all(np.diff(computed) <= 0):
+        weighed = sorted_assignment._weighed_ranks(profile, weight_rule, prefix, total, k, length)
+        assert weighed.tolist() == list(range(k))
+
+
+def test_a_final_bin_that_rises_is_weighed() -> None:
+    """A position table may rise in its final bin, which spans many tokens before the final one:
+    the slots there are weighed, not ranked front to back (the shortcut is the theory's)."""
+    table = TabulatedProfile([4.0, 3.0, 2.0, 1.0, 8.0], kind="position")
+    assert table.density_non_increasing
+    assert not table.density_falls_to_final_token
+    rule = weight_rule_named("slot")
+    ranks = sorted_assignment._ranks(table, rule, 0.0, 101.0, 10, 10.0)
+    assert (
+        ranks.tolist()
+        == sorted_assignment._weighed_ranks(table, rule, 0.0, 101.0, 10, 10.0).tolist()
+    )
+    assert ranks.tolist() != list(range(10))
+    falling = TabulatedProfile([4.0, 3.0, 2.0, 1.0, 1.0], kind="position")
+    assert falling.density_falls_to_final_token
+    assert sorted_assignment._ranks(falling, rule, 0.0, 101.0, 10, 10.0).tolist() == list(range(10))
