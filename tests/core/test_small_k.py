@@ -7,6 +7,8 @@ order, items, relevance, lengths and scores bit for bit, drops, notes and settin
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from contextlib import nullcontext
 from typing import Any
 from unittest import mock
@@ -141,3 +143,18 @@ def test_the_relevance_on_floats_is_the_relevance_on_arrays(
 def test_the_token_counts_on_lists_are_the_approximation(texts: list[str]) -> None:
     assert approx_token_counts(texts) == [approx_token_count(text) for text in texts]
     assert approx_token_counts([*texts, 3]) is None
+
+
+def test_a_small_k_placement_copies_and_pickles_like_any_other() -> None:
+    """Its arrays are built when first read, but ``dataclasses.replace``, ``pickle`` and equality
+    see the same placement as the array path's."""
+    texts = [f"chunk {i} " * (i + 1) for i in range(8)]
+    scores = [0.5 + i / 20 for i in range(8)]
+    placer: Bookend[str] = Bookend()
+    small, array = both_paths(placer, texts, scores)
+    assert isinstance(small, Placement)
+    assert small == array
+    copied = dataclasses.replace(small, notes=("copied",))
+    assert copied.notes == ("copied",)
+    assert copied.relevance.tobytes() == array.relevance.tobytes()
+    assert pickle.loads(pickle.dumps(small)) == array

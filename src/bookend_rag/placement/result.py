@@ -58,6 +58,9 @@ class Placement(Generic[T]):
 
     order: tuple[int, ...]
     items: list[T]
+    relevance: FloatArray
+    lengths: FloatArray
+    scores: FloatArray | None
     dropped: tuple[int, ...]
     dropped_by_top_k: tuple[int, ...]
     dropped_as_lookalikes: tuple[int, ...]
@@ -68,9 +71,6 @@ class Placement(Generic[T]):
     competition: float | None
     repeated: bool
     notes: tuple[str, ...]
-    _relevance: FloatArray | Sequence[float]
-    _lengths: FloatArray | Sequence[float]
-    _scores: FloatArray | Sequence[float] | None
 
     def __init__(
         self,
@@ -113,20 +113,15 @@ class Placement(Generic[T]):
             notes=notes,
         )
 
-    @cached_property
-    def relevance(self) -> FloatArray:
-        """Per input index, the relevance the objective used (dropped items included)."""
-        return _float_array(self._relevance)
-
-    @cached_property
-    def lengths(self) -> FloatArray:
-        """Per input index, the token count used."""
-        return _float_array(self._lengths)
-
-    @cached_property
-    def scores(self) -> FloatArray | None:
-        """Per input index, the caller's raw score, or ``None`` without scores."""
-        return None if self._scores is None else _float_array(self._scores)
+    def __getattr__(self, name: str) -> Any:
+        # Only when the instance lacks ``name``: the arrays, built from the numbers given (the
+        # small-K path's lists) when first read, then kept.
+        if name in _ARRAYS:
+            given = vars(self)["_" + name]
+            value = None if given is None else np.asarray(given, dtype=np.float64)
+            vars(self)[name] = value
+            return value
+        raise AttributeError(f"'Placement' object has no attribute {name!r}")
 
     def _key(self) -> tuple[Any, ...]:
         return (
@@ -261,6 +256,5 @@ class Placement(Generic[T]):
         )
 
 
-def _float_array(values: FloatArray | Sequence[float]) -> FloatArray:
-    """``values`` as a float64 array: an array as it is, a list converted (the same doubles)."""
-    return np.asarray(values, dtype=np.float64)
+#: The fields :class:`Placement` keeps as given until first read (``__getattr__``).
+_ARRAYS = frozenset({"relevance", "lengths", "scores"})
