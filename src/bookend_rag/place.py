@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Generic, NoReturn, TypeVar, cast
 
 import numpy as np
@@ -24,9 +24,15 @@ from bookend_rag.layout import Layout
 from bookend_rag.lookalikes import lookalike_groups
 from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.problem import Problem
-from bookend_rag.placement.result import Placement
+from bookend_rag.placement.result import Numbers, Placement
 from bookend_rag.placement.selection import select_chunks
-from bookend_rag.placement.small_k import SMALL_K_MAX, small_k_order
+from bookend_rag.placement.small_k import (
+    SMALL_K_MAX,
+    relevance_order,
+    slots_front_to_back,
+    small_k_order,
+)
+from bookend_rag.placement.sorted_assignment import assign_by_rank, front_to_back_ranks
 from bookend_rag.placement.strategies import strategy_order
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.profiles.io import (
@@ -35,10 +41,11 @@ from bookend_rag.profiles.io import (
     file_stamp,
     resolve_reference,
 )
-from bookend_rag.relevance import normalised_floats, relevance
+from bookend_rag.relevance import relevance
 from bookend_rag.tokens import (
     TokenCounter,
     TokenCounterLike,
+    all_strings,
     approx_token_count,
     approx_token_counts,
     make_token_counter,
@@ -152,6 +159,7 @@ class Bookend(Generic[T]):
     __slots__ = (
         "_count",
         "_few",
+        "_front_to_back",
         "_layout",
         "_notice",
         "_profile",
@@ -170,6 +178,7 @@ class Bookend(Generic[T]):
     _text: Callable[[Any], Any] | None
     _source: Callable[[Any], Any] | None
     _few: bool
+    _front_to_back: bool
 
     def __init__(
         self,
@@ -242,8 +251,12 @@ class Bookend(Generic[T]):
         set_slot(self, "_count", counter)
         set_slot(self, "_text", text)
         set_slot(self, "_source", source)
-        # Whether the settings leave the order to the slot ranking alone, so that a few plain
-        # inputs take the small-K path (:meth:`_place_few`): decided here, once per placer.
+        # Decided here, once per placer: whether the settings leave the order to the slot
+        # ranking alone and the lengths to the default counter (or equal lengths), so that a few
+        # plain inputs take the small-K path (:meth:`_place_few`); and whether the slots then
+        # rank front to back whatever the lengths, so that the counts cannot move the order and
+        # are counted if the placement's lengths are read. A caller's counter is always called:
+        # its errors are the caller's to see at once.
         few = (
             config.strategy == "bookend"
             and config.competition is None
@@ -253,7 +266,10 @@ class Bookend(Generic[T]):
             and source is None
             and (config.equal_lengths or counter is approx_token_count)
         )
+        rule = weight_rule_named(config.weight_rule)
+        front = few and slots_front_to_back(model.profile, rule, config.layout)
         set_slot(self, "_few", few)
+        set_slot(self, "_front_to_back", front)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(
@@ -335,10 +351,10 @@ class Bookend(Generic[T]):
         if type(items) is not list:  # read only: a caller's list needs no copy
             items = _item_list(items)
         n = len(items)
-        if 2 <= n <= SMALL_K_MAX and lengths is None:
-            few = self._place_few(items, scores)
-            if few is not None:
-                return few
+        if n >= 2 and lengths is None:
+            quick = self._place_quickly(items, scores)
+            if quick is not None:
+                return quick
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
@@ -370,6 +386,48 @@ class Bookend(Generic[T]):
             items, prompt, rel, lens, raw, notes, dropped, cut_by_top_k, duplicates, repeated
         )
 
+    def _place_quickly(
+        self, items: list[T], scores: Sequence[float | None] | None
+    ) -> Placement[T] | None:
+        """:meth:`place` by a shortcut that gives the same placement when one applies (the
+        default settings, lengths to be counted): :meth:`_place_few` up to
+        :data:`~bookend_rag.placement.small_k.SMALL_K_MAX` chunks, :meth:`_place_by_rank` above
+        when the slots rank front to back; else ``None``."""
+        if len(items) <= SMALL_K_MAX:
+            return self._place_few(items, scores)
+        if self._front_to_back:
+            return self._place_by_rank(items, scores)
+        return None
+
+    def _place_by_rank(
+        self, items: list[T], scores: Sequence[float | None] | None
+    ) -> Placement[T] | None:
+        """:meth:`place` of chunks whose slots rank front to back whatever their lengths
+        (:func:`~bookend_rag.placement.small_k.slots_front_to_back`): the most relevant first, by
+        the rule of the array path (:func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`
+        with those ranks); the token counts, which cannot move the order, are counted if the
+        placement's lengths are read. ``None`` when ``top_k`` drops chunks or a text is not a
+        string (the array path names it)."""
+        config = self.config
+        n = len(items)
+        if config.top_k is not None and config.top_k < n:
+            return None
+        lens: Numbers
+        if config.equal_lengths:
+            lens = equal_lengths(n, 1.0)
+        else:
+            texts = items if self._text is None else [self._text(item) for item in items]
+            if not all_strings(texts):
+                return None
+            lens = partial(token_lengths, list(texts), self._count, None)
+        raw = validate_scores(scores, n)
+        rel = relevance(raw, n, config.distance)
+        notes: list[str] = [] if self._notice is None else [self._notice]
+        if raw is None and scores is not None:
+            notes.append(_missing_scores_note(scores))
+        prompt = assign_by_rank(rel, front_to_back_ranks(n)).tolist()
+        return self._result(items, prompt, rel, lens, raw, notes)
+
     def _place_few(
         self, items: list[T], scores: Sequence[float | None] | None
     ) -> Placement[T] | None:
@@ -383,40 +441,44 @@ class Bookend(Generic[T]):
         n = len(items)
         if not self._few or (config.top_k is not None and config.top_k < n):
             return None
+        notes = [] if self._notice is None else [self._notice]
         raw: list[float] | None
+        rel: Numbers
         if scores is None:
-            raw, rel = None, relevance(None, n, config.distance).tolist()
+            raw, rel, by_relevance = None, relevance(None, n, config.distance), list(range(n))
         else:
             raw = finite_floats(scores, n)
             if raw is None:
                 return None
-            # The first lowest and highest, as the array path's argmin and argmax find them.
-            if config.distance:
-                rel = normalised_floats([-s for s in raw], -max(raw), -min(raw))
-            else:
-                rel = normalised_floats(raw, min(raw), max(raw))
-        lens: FloatArray | list[int]
+            by_relevance, rel = relevance_order([-s for s in raw] if config.distance else raw)
+        lens: Numbers
+        counts: list[int] | None = None
         if config.equal_lengths:
-            lens, total_length = equal_lengths(n, 1.0), float(n)
+            lens = equal_lengths(n, 1.0)
         else:
             texts = items if self._text is None else [self._text(item) for item in items]
-            counts = approx_token_counts(texts)
-            if counts is None:
+            if not all_strings(texts):
                 return None
-            lens, total_length = counts, float(sum(counts))
+            if self._front_to_back:
+                # The counts cannot move the order: counted if the placement's lengths are read.
+                lens = partial(approx_token_counts, list(texts))
+            else:
+                lens = counts = approx_token_counts(texts)
+        if self._front_to_back:
+            return self._result(items, by_relevance, rel, lens, raw, notes)
+        total_length = float(n if counts is None else sum(counts))
         rule = weight_rule_named(config.weight_rule)
-        prompt = small_k_order(rel, total_length, self._profile, rule, self._layout)
+        prompt = small_k_order(by_relevance, total_length, self._profile, rule, self._layout)
         if prompt is None:
             return None
-        notes = [] if self._notice is None else [self._notice]
         return self._result(items, prompt, rel, lens, raw, notes)
 
     def _result(
         self,
         items: list[T],
         prompt: list[int],
-        rel: FloatArray | list[float],
-        lens: FloatArray | list[int],
+        rel: Numbers,
+        lens: Numbers,
         raw: FloatArray | list[float] | None,
         notes: list[str],
         dropped: tuple[int, ...] = (),

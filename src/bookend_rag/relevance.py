@@ -46,11 +46,12 @@ def relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatA
 
 def normalised(signed: FloatArray, lo: float, hi: float) -> FloatArray:
     """The relevance of ``signed`` (the scores, negated for distances) whose lowest and highest
-    values are ``lo`` and ``hi``, the first of each (:func:`relevance`; the small-K path,
-    :mod:`bookend_rag.placement.small_k`, finds them with Python's ``min`` and ``max`` on the
-    list, which pick the same entries)."""
+    values are ``lo`` and ``hi`` (:func:`relevance`; the small-K path,
+    :mod:`bookend_rag.placement.small_k`, reads them off the sorted scores: whichever of two
+    equal extremes is taken, a zero's sign included, the relevance is the same)."""
     if hi == lo:
         return np.ones(signed.size)
+    lo = lo or _NEGATIVE_ZERO
     span = hi - lo
     if not math.isfinite(span):
         # Scores near both float limits: halved first, the span fits (halving is exact).
@@ -70,6 +71,11 @@ def normalised(signed: FloatArray, lo: float, hi: float) -> FloatArray:
 #: The grid of :func:`relevance`: twelve decimal digits.
 _GRID = np.array(1e12)
 
+#: The lowest score when it is zero: ``s - (-0.0)`` is ``s + 0.0``, never a negative zero, which
+#: the array path would keep and :func:`normalised_floats`' rounding would not (a -0.0 score
+#: below a 0.0 one).
+_NEGATIVE_ZERO = -0.0
+
 #: ``2**52``: a float ``v`` in ``[0, 2**52)`` plus this, minus this, is ``v`` rounded to an
 #: integer, half to even, as ``np.rint`` rounds it (the sum has no bits below the unit).
 _ROUND_TO_INTEGER = 4503599627370496.0
@@ -84,6 +90,7 @@ def normalised_floats(signed: list[float], lo: float, hi: float) -> list[float]:
     """
     if hi == lo:
         return [1.0] * len(signed)
+    lo = lo or _NEGATIVE_ZERO
     span = hi - lo
     if not math.isfinite(span):
         signed, lo, span = [s / 2 for s in signed], lo / 2, hi / 2 - lo / 2

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from numbers import Real
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from bookend_rag.arrays import FloatArray, IntArray
 __all__ = [
     "TokenCounter",
     "TokenCounterLike",
+    "all_strings",
     "approx_token_count",
     "approx_token_counts",
     "load_tokenizer",
@@ -44,12 +45,16 @@ def approx_token_count(text: str) -> int:
     return max(1, -(-len(text) // CHARS_PER_TOKEN))
 
 
-def approx_token_counts(texts: list[Any]) -> list[int] | None:
+def all_strings(values: list[Any]) -> TypeGuard[list[str]]:
+    """Whether every value is a string (``str.__instancecheck__`` is ``isinstance``, one C
+    loop)."""
+    return all(map(str.__instancecheck__, values))
+
+
+def approx_token_counts(texts: list[str]) -> list[int]:
     """:func:`approx_token_count` of every text, as :func:`token_lengths` counts them with it, on
-    Python ints (the small-K path, :mod:`bookend_rag.placement.small_k`); ``None`` unless every
-    text is a string (:func:`token_lengths` names the first that is not)."""
-    if not all(map(str.__instancecheck__, texts)):
-        return None
+    Python ints (the small-K path, :mod:`bookend_rag.placement.small_k`, which has checked that
+    every text is a string)."""
     # approx_token_count's ceiling on non-negative lengths, inline: a call per text costs more
     # than the arithmetic (tests/core/test_small_k.py holds the two equal).
     per, up = CHARS_PER_TOKEN, CHARS_PER_TOKEN - 1

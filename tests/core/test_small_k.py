@@ -18,8 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bookend_rag import Bookend, Placement
+from bookend_rag.placement.orders import rank_order
+from bookend_rag.placement.small_k import relevance_order
 from bookend_rag.relevance import normalised_floats, relevance
-from bookend_rag.tokens import approx_token_count, approx_token_counts
+from bookend_rag.tokens import all_strings, approx_token_count, approx_token_counts
 from bookend_rag.weighing import WEIGHT_RULES
 
 MODELS = [
@@ -60,9 +62,11 @@ SETTINGS = st.fixed_dictionaries(
 
 
 def both_paths(placer: Bookend[Any], items: list[Any], scores: Any) -> tuple[Any, Any]:
-    """The placement (or the error) of the call as it comes, and with the small-K path off."""
+    """The placement (or the error) of the call as it comes, and with the shortcuts (the small-K
+    path, and placing by rank above it) off."""
     results: list[Placement[Any] | str] = []
-    for switch in (nullcontext(), mock.patch("bookend_rag.place.SMALL_K_MAX", 0)):
+    off = mock.patch.object(Bookend, "_place_quickly", return_value=None)
+    for switch in (nullcontext(), off):
         with switch:
             try:
                 results.append(placer.place(items, scores))
@@ -109,6 +113,46 @@ def test_both_paths_give_the_same_placement(
         assert small == array  # the same one-line error
 
 
+@settings(deadline=None, max_examples=60)
+@given(
+    model=st.sampled_from(MODELS),
+    k=st.integers(65, 160),
+    seed=st.integers(0, 2**32 - 1),
+    scores=st.sampled_from(["floats", "ties", "none", "one missing", "bad"]),
+    chosen=SETTINGS,
+)
+def test_above_the_small_k_path_both_paths_agree_too(
+    model: Any, k: int, seed: int, scores: str, chosen: dict[str, Any]
+) -> None:
+    """Above :data:`SMALL_K_MAX`, placing by rank (slots front to back) against the array path."""
+    rng = np.random.default_rng(seed)
+    texts = ["w " * int(n) for n in rng.integers(0, 400, size=k)]
+    values: list[Any] | None = {
+        "floats": rng.random(k).tolist(),
+        "ties": rng.integers(0, 3, size=k).astype(float).tolist(),
+        "none": None,
+        "one missing": [*rng.random(k - 1).tolist(), None],
+        "bad": [*rng.random(k - 1).tolist(), float("nan")],
+    }[scores]
+    placer: Bookend[str] = Bookend(model, **chosen)
+    small, array = both_paths(placer, texts, values)
+    assert small == array
+
+
+def test_a_long_default_call_places_by_rank() -> None:
+    """Above the small-K path, the theory's slots rank front to back under the default layout:
+    the order is the relevance order, and the lengths are counted when read."""
+    placer: Bookend[str] = Bookend("llama-3.1-8b")
+    texts = [f"chunk {i} " * (i % 7 + 1) for i in range(1000)]
+    scores = [((37 * i) % 1000) / 1000 for i in range(1000)]
+    with mock.patch.object(Bookend, "_place_by_rank", wraps=placer._place_by_rank) as by_rank:
+        placement = placer.place(texts, scores)
+    assert by_rank.call_count == 1
+    assert "lengths" not in vars(placement)
+    assert list(placement.order) == sorted(range(1000), key=lambda i: -scores[i])
+    assert placement.lengths.tolist() == [approx_token_count(text) for text in texts]
+
+
 def test_the_default_call_takes_the_small_k_path() -> None:
     """The case the path is for: a few texts with float scores, the default settings."""
     placer: Bookend[str] = Bookend()
@@ -142,7 +186,56 @@ def test_the_relevance_on_floats_is_the_relevance_on_arrays(
 @given(st.lists(st.text(max_size=200), max_size=30))
 def test_the_token_counts_on_lists_are_the_approximation(texts: list[str]) -> None:
     assert approx_token_counts(texts) == [approx_token_count(text) for text in texts]
-    assert approx_token_counts([*texts, 3]) is None
+    assert all_strings(texts)
+    assert not all_strings([*texts, 3])
+
+
+#: Scores a few ulps apart, the same, or far apart: where sorting the scores and sorting their
+#: rounded relevance could disagree.
+CLOSE_SCORES = st.lists(
+    st.one_of(
+        st.sampled_from([0.5, 0.5 + 1e-15, 0.5 - 1e-15, 0.5 + 2e-12, 0.0, -0.0, 1.0]),
+        st.floats(-1, 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+    ),
+    min_size=2,
+    max_size=20,
+)
+
+
+@settings(deadline=None, max_examples=1000)
+@given(CLOSE_SCORES, st.booleans())
+def test_the_relevance_order_is_the_order_of_the_relevance(
+    scores: list[float], distance: bool
+) -> None:
+    """Sorting the scores stands for sorting the relevance only where no two different scores
+    round to one relevance; the order and the (deferred) relevance are the array path's."""
+    signed = [-s for s in scores] if distance else scores
+    order, rel = relevance_order(signed)
+    on_array = relevance(np.array(scores), len(scores), distance)
+    assert order == rank_order(on_array).tolist()
+    values = rel() if callable(rel) else rel
+    assert np.array(values).tobytes() == on_array.tobytes()
+
+
+def test_scores_that_round_to_one_relevance_keep_input_order() -> None:
+    """The lower of two scores 1e-15 apart comes first in the input: as ties of the relevance,
+    they keep that order, where sorting the scores alone would swap them."""
+    order, rel = relevance_order([0.0, 0.5, 0.5 + 1e-15, 1.0])
+    assert order == [3, 1, 2, 0]
+    assert not callable(rel)
+    assert rel[1] == rel[2]
+
+
+def test_a_small_k_placement_counts_the_texts_as_they_were() -> None:
+    """The token counts the order did not need are counted when read, from a copy of the texts:
+    changing the caller's list afterwards changes nothing."""
+    texts = [f"chunk {i} " * (i + 1) for i in range(6)]
+    placer: Bookend[str] = Bookend()
+    placement = placer.place(texts, [0.1 * i for i in range(6)])
+    expected = [approx_token_count(text) for text in texts]
+    texts[0] = "x" * 4000
+    assert placement.lengths.tolist() == expected
 
 
 def test_a_small_k_placement_copies_and_pickles_like_any_other() -> None:

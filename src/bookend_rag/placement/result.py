@@ -3,10 +3,10 @@ explanation itself is :mod:`bookend_rag.placement.explanation`'s)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -17,9 +17,14 @@ from bookend_rag.placement.explanation import ChunkSlot
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.weighing import ChunkWeigher
 
-__all__ = ["ChunkSlot", "Placement"]
+__all__ = ["ChunkSlot", "Numbers", "Placement"]
 
 T = TypeVar("T")
+
+#: Per-chunk numbers as a placement takes them: an array, a sequence, or a function without
+#: arguments that gives them when first read (the small-K path's deferred relevance and token
+#: counts; a ``functools.partial`` of a module function, so that the placement still pickles).
+Numbers: TypeAlias = "FloatArray | Sequence[float] | Callable[[], FloatArray | Sequence[float]]"
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -77,8 +82,8 @@ class Placement(Generic[T]):
         *,
         order: tuple[int, ...],
         items: list[T],
-        relevance: FloatArray | Sequence[float],
-        lengths: FloatArray | Sequence[float],
+        relevance: Numbers,
+        lengths: Numbers,
         scores: FloatArray | Sequence[float] | None,
         dropped: tuple[int, ...],
         dropped_by_top_k: tuple[int, ...],
@@ -118,6 +123,8 @@ class Placement(Generic[T]):
         # small-K path's lists) when first read, then kept.
         if name in _ARRAYS:
             given = vars(self)["_" + name]
+            if callable(given):  # the small-K path's deferred numbers
+                given = given()
             value = None if given is None else np.asarray(given, dtype=np.float64)
             vars(self)[name] = value
             return value

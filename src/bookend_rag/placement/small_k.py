@@ -4,27 +4,48 @@ Sorting libraries switch algorithms by size, and so does placement. At the K of 
 each NumPy call costs more than its arithmetic (about twenty of them, 0.15 to 0.8 us each, against
 a few microseconds for the whole of a framework's reorderer), so up to :data:`SMALL_K_MAX` chunks
 the default call (the ``bookend`` strategy under a rule that counts every chunk at the mean
-length, nothing dropped or repeated, no source groups) computes the relevance, the token counts
-and the frame on Python numbers (:func:`bookend_rag.relevance.normalised_floats`,
-:func:`bookend_rag.tokens.approx_token_counts`, :func:`bookend_rag.weighing.chunk_frame`), and
-then decides as the array path does: the slots ranked by the same function
-(:func:`~bookend_rag.placement.sorted_assignment.frame_slot_ranks`), the chunks assigned to them
-by rank on lists (:func:`~bookend_rag.placement.sorted_assignment.assign_floats_by_rank`, the
-list form of :func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`). Only the
-arithmetic differs, and it gives the same doubles: ``tests/core/test_small_k.py`` checks on
-random inputs (scores, lengths, profiles, every setting) that both paths give the same
-placement. The result keeps the Python lists; :class:`~bookend_rag.Placement` makes its arrays
-when they are first read.
+length, nothing dropped or repeated, no source groups) decides on Python numbers, as the array
+path does:
+
+* the chunks in relevance order (:func:`relevance_order`: the scores sorted, which is the order of
+  their relevance unless two different scores round to one relevance; then the relevance sorted);
+* the slots ranked by the same function as the array path's
+  (:func:`~bookend_rag.placement.sorted_assignment.frame_slot_ranks`, on the frame of
+  :func:`bookend_rag.weighing.chunk_frame` and the token counts of
+  :func:`bookend_rag.tokens.approx_token_counts`), or known to rank front to back whatever the
+  lengths (:func:`slots_front_to_back`: the theory's profiles under the default layout), when the
+  counts cannot move the order;
+* the chunks assigned to the slots by rank
+  (:func:`~bookend_rag.placement.sorted_assignment.assign_floats_by_rank`, the list form of
+  :func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`).
+
+Only the arithmetic differs, and it gives the same doubles: ``tests/core/test_small_k.py`` checks
+on random inputs (scores, lengths, profiles, every setting) that both paths give the same
+placement, and above :data:`SMALL_K_MAX` that placing by rank (``Bookend._place_by_rank``, the
+slots front to back, on arrays) does too. The relevance and the token counts that the order did
+not need are computed when a placement's arrays are first read.
 """
 
 from __future__ import annotations
 
+import math
+import operator
+import sys
+from collections.abc import Callable
+from functools import partial
+from itertools import islice
+
 from bookend_rag.layout import Layout
-from bookend_rag.placement.sorted_assignment import assign_floats_by_rank, frame_slot_ranks
+from bookend_rag.placement.sorted_assignment import (
+    assign_floats_by_rank,
+    frame_slot_ranks,
+    ranks_front_to_back,
+)
 from bookend_rag.profiles.base import InfluenceProfile
+from bookend_rag.relevance import normalised_floats
 from bookend_rag.weighing import WeightRule, chunk_frame
 
-__all__ = ["SMALL_K_MAX", "small_k_order"]
+__all__ = ["SMALL_K_MAX", "relevance_order", "slots_front_to_back", "small_k_order"]
 
 #: The most chunks the small-K path places: per-item Python work grows with K, NumPy's per-call
 #: cost does not. Measured (default settings, new documents on every call, one process, the path
@@ -32,9 +53,59 @@ __all__ = ["SMALL_K_MAX", "small_k_order"]
 #: 64, 0.90x at 100 and 128, 1.15x at 200; 64 keeps it well inside the range where it pays.
 SMALL_K_MAX = 64
 
+#: Two different scores closer than this share of their range can round to one relevance (its
+#: grid has twelve decimal digits, :func:`bookend_rag.relevance.normalised`); farther apart they
+#: are at least ten grid steps apart, far beyond the rounding of the arithmetic.
+_DISTINCT_SHARE = 1e-11
+
+
+def relevance_order(
+    signed: list[float],
+) -> tuple[list[int], list[float] | Callable[[], list[float]]]:
+    """The chunks from most to least relevant (ties in input order, as
+    :func:`~bookend_rag.placement.orders.rank_order` orders the relevance) and their relevance
+    (:func:`~bookend_rag.relevance.normalised_floats` of ``signed``, the scores negated for
+    distances), deferred when the order did not need it.
+
+    Sorting the scores themselves gives that order unless two different scores round to one
+    relevance, which needs them closer than :data:`_DISTINCT_SHARE` of the range; then the
+    relevance is computed and sorted.
+    """
+    # The extremes' values only: normalised_floats reads no sign of a zero lowest score.
+    values = sorted(signed, reverse=True)
+    hi, lo = values[0], values[-1]
+    closest = (hi - lo) * _DISTINCT_SHARE
+    if hi == lo or (sys.float_info.min <= closest < math.inf and _apart(values, closest)):
+        order = sorted(range(len(signed)), key=signed.__getitem__, reverse=True)
+        return order, partial(normalised_floats, signed, lo, hi)
+    rel = normalised_floats(signed, lo, hi)
+    return sorted(range(len(rel)), key=rel.__getitem__, reverse=True), rel
+
+
+def _apart(values: list[float], closest: float) -> bool:
+    """Whether no two neighbours of ``values`` (highest first) differ by more than 0 and less
+    than ``closest``."""
+    gaps = list(map(operator.sub, values, islice(values, 1, None)))
+    # Equal scores are ties either way; the usual case, no gap below ``closest``, in one C loop.
+    return min(gaps) >= closest or not any(0.0 < gap < closest for gap in gaps)
+
+
+def slots_front_to_back(profile: InfluenceProfile, rule: WeightRule, layout: Layout) -> bool:
+    """Whether the small-K path's slots rank front to back whatever the chunks' lengths: ``rule``
+    counts every chunk at the mean length, so the tokens after them are the layout's suffix, and
+    the slot ranking's shortcut applies to them
+    (:func:`~bookend_rag.placement.sorted_assignment.ranks_front_to_back`). Then the order is the
+    relevance order, and the token counts matter only to a caller who reads the placement's
+    lengths."""
+    return (
+        rule.at_mean_length
+        and not profile.per_document
+        and ranks_front_to_back(profile, layout.suffix_tokens)
+    )
+
 
 def small_k_order(
-    relevance: list[float],
+    by_relevance: list[int],
     total_length: float,
     profile: InfluenceProfile,
     rule: WeightRule,
@@ -45,14 +116,15 @@ def small_k_order(
     choose another optimiser, and the array path places).
 
     Args:
-        relevance: per chunk, higher is better (two chunks or more).
+        by_relevance: the chunks from most to least relevant (:func:`relevance_order`; two
+            chunks or more).
         total_length: the sum of the chunks' whole token counts.
         profile: the influence profile.
         rule: the weight rule.
         layout: tokens before and after the chunks.
     """
-    k = len(relevance)
+    k = len(by_relevance)
     frame = chunk_frame(profile, rule, total_length, k, layout)
     if not frame.at_mean_length:
         return None
-    return assign_floats_by_rank(relevance, frame_slot_ranks(profile, rule, frame, k).tolist())
+    return assign_floats_by_rank(by_relevance, frame_slot_ranks(profile, rule, frame, k).tolist())

@@ -22,6 +22,8 @@ __all__ = [
     "assign_by_rank",
     "assign_floats_by_rank",
     "frame_slot_ranks",
+    "front_to_back_ranks",
+    "ranks_front_to_back",
     "slot_ranks",
     "sorted_assignment",
 ]
@@ -40,13 +42,22 @@ def assign_by_rank(relevance: FloatArray, ranks: IntArray) -> IntArray:
     return rank_order(relevance)[ranks]
 
 
-def assign_floats_by_rank(relevance: list[float], ranks: list[int]) -> list[int]:
+def assign_floats_by_rank(by_relevance: list[int], ranks: list[int]) -> list[int]:
     """:func:`assign_by_rank` on Python lists (the small-K path,
-    :mod:`bookend_rag.placement.small_k`): ``sorted`` is stable with ``reverse=True`` too, so tied
-    chunks keep input order as :func:`~bookend_rag.placement.orders.rank_order`'s stable argsort
-    keeps it."""
-    by_relevance = sorted(range(len(relevance)), key=relevance.__getitem__, reverse=True)
+    :mod:`bookend_rag.placement.small_k`), given the chunks' relevance order ``by_relevance``
+    (:func:`~bookend_rag.placement.orders.rank_order`'s, ties in input order)."""
     return [by_relevance[rank] for rank in ranks]
+
+
+def ranks_front_to_back(profile: InfluenceProfile, tokens_after_chunks: float) -> bool:
+    """Whether the slots rank front to back without weighing them, whatever the chunks' lengths:
+    equal spans of a density that never rises before the final token weigh less from front to
+    back, and that token lies after the chunks.
+
+    ``tokens_after_chunks`` is a whole number in exact arithmetic (the layout's suffix and any
+    fixed chunk after the movable ones); half a token absorbs the rounding of the frame's sums.
+    """
+    return tokens_after_chunks >= 0.5 and profile.density_falls_to_final_token
 
 
 def slot_ranks(weigher: ChunkWeigher, length: float) -> IntArray:
@@ -69,17 +80,16 @@ def _ranks(
 ) -> IntArray:
     """Per slot its rank by weight when ``k`` chunks of ``length`` follow ``prefix`` tokens in a
     sequence of ``total``."""
-    if total - (prefix + k * length) >= 1.0 and profile.density_falls_to_final_token:
-        # Equal spans of a density that never rises before the final token weigh less from front
-        # to back, and that token lies after the chunks: the slots rank front to back without
-        # weighing them, whatever the lengths (the theory's case with the default layout, where
-        # a cache keyed on the lengths would miss on every new call).
-        return _front_to_back(k)
+    if ranks_front_to_back(profile, total - (prefix + k * length)):
+        # The theory's case with the default layout, where a cache keyed on the lengths would
+        # miss on every new call.
+        return front_to_back_ranks(k)
     return _weighed_ranks(profile, rule, prefix, total, k, length)
 
 
 @lru_cache(maxsize=512)
-def _front_to_back(k: int) -> IntArray:
+def front_to_back_ranks(k: int) -> IntArray:
+    """The ranks of ``k`` slots that weigh less from front to back (read-only, cached)."""
     ranks = np.arange(k)
     ranks.flags.writeable = False
     return ranks
