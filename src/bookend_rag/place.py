@@ -48,6 +48,7 @@ from bookend_rag.tokens import (
     all_strings,
     approx_token_count,
     approx_token_counts,
+    counts_on_demand,
     make_token_counter,
     token_lengths,
     tokenizer_file,
@@ -140,7 +141,10 @@ class Bookend(Generic[T]):
         token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
             ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
             name (see :func:`bookend_rag.tokens.load_tokenizer`), a callable, or an object with
-            ``encode``.
+            ``encode``. Where the counts cannot move the order (the ``bookend`` strategy with
+            slots that weigh less from front to back whatever the lengths: the theory's profiles
+            under the default layout), the default's and a tokenizer's are taken when a
+            placement's ``lengths`` are first read; a callable is called on every placement.
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
@@ -252,22 +256,26 @@ class Bookend(Generic[T]):
         set_slot(self, "_text", text)
         set_slot(self, "_source", source)
         # Decided here, once per placer: whether the settings leave the order to the slot
-        # ranking alone and the lengths to the default counter (or equal lengths), so that a few
-        # plain inputs take the small-K path (:meth:`_place_few`); and whether the slots then
-        # rank front to back whatever the lengths, so that the counts cannot move the order and
-        # are counted if the placement's lengths are read. A caller's counter is always called:
-        # its errors are the caller's to see at once.
-        few = (
+        # ranking alone; whether the slots then rank front to back whatever the lengths, so that
+        # counts taken when first read (the default's, a tokenizer's; a caller's own function is
+        # called at once, its errors the caller's to see) cannot move the order; and so whether a
+        # few plain inputs take the small-K path (:meth:`_place_few`), which counts with the
+        # default approximation where it needs the counts.
+        by_slots = (
             config.strategy == "bookend"
             and config.competition is None
             and config.budget is None
             and not config.repeat_top
             and not config.drop_lookalikes
             and source is None
-            and (config.equal_lengths or counter is approx_token_count)
         )
         rule = weight_rule_named(config.weight_rule)
-        front = few and slots_front_to_back(model.profile, rule, config.layout)
+        front = (
+            by_slots
+            and (config.equal_lengths or counts_on_demand(counter))
+            and slots_front_to_back(model.profile, rule, config.layout)
+        )
+        few = by_slots and (front or config.equal_lengths or counter is approx_token_count)
         set_slot(self, "_few", few)
         set_slot(self, "_front_to_back", front)
 
@@ -461,7 +469,7 @@ class Bookend(Generic[T]):
                 return None
             if self._front_to_back:
                 # The counts cannot move the order: counted if the placement's lengths are read.
-                lens = partial(approx_token_counts, list(texts))
+                lens = partial(token_lengths, list(texts), self._count, None)
             else:
                 lens = counts = approx_token_counts(texts)
         if self._front_to_back:

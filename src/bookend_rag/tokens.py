@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
+from functools import partial
 from numbers import Real
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
@@ -15,9 +16,11 @@ from bookend_rag.arrays import FloatArray, IntArray
 __all__ = [
     "TokenCounter",
     "TokenCounterLike",
+    "TokenizerCount",
     "all_strings",
     "approx_token_count",
     "approx_token_counts",
+    "counts_on_demand",
     "load_tokenizer",
     "make_token_counter",
     "token_lengths",
@@ -43,6 +46,32 @@ TokenCounterLike: TypeAlias = "TokenCounter | _Encoder | str | None"
 def approx_token_count(text: str) -> int:
     """``ceil(len(text) / 4)``, at least 1: the usual rule of thumb for English BPE tokenizers."""
     return max(1, -(-len(text) // CHARS_PER_TOKEN))
+
+
+class TokenizerCount:
+    """``len(encode(text))``: the count of a tokenizer (a ``tiktoken`` encoding, a Hugging Face
+    tokenizer, a framework's tokenize function such as LlamaIndex's ``Settings.tokenizer``).
+
+    A length is a whole, non-negative number by construction, so it needs no check, and a
+    placement whose order the counts cannot move takes them when its lengths are first read
+    (:func:`counts_on_demand`).
+    """
+
+    __slots__ = ("encode",)
+
+    def __init__(self, encode: Callable[[str], Sized]) -> None:
+        self.encode = encode
+
+    def __call__(self, text: str) -> int:
+        return len(self.encode(text))
+
+
+def counts_on_demand(counter: TokenCounter) -> bool:
+    """Whether ``counter`` may count when the counts are first read rather than at placement:
+    the default approximation or a tokenizer's count (:class:`TokenizerCount`), which give
+    valid counts for any text; never a caller's own function, whose bad return values are named
+    at once."""
+    return counter is approx_token_count or isinstance(counter, TokenizerCount)
 
 
 def all_strings(values: list[Any]) -> TypeGuard[list[str]]:
@@ -118,20 +147,15 @@ def make_token_counter(
 
     ``None`` gives :func:`approx_token_count`; a string names a tokenizer (see
     :func:`load_tokenizer`); an object with ``encode`` (a ``tiktoken`` encoding or a Hugging Face
-    tokenizer) counts ``len(encode(text))``; any other callable is used as is. Every counter but the
-    default is checked on each call: it must return a finite, non-negative number.
+    tokenizer) counts ``len(encode(text))`` (:class:`TokenizerCount`); any other callable is used
+    as is, checked on each call: it must return a finite, non-negative number.
     """
     if counter is None:
         return approx_token_count
     if isinstance(counter, str):
         return load_tokenizer(counter, setting=setting)
     if isinstance(counter, _Encoder) and not isinstance(counter, type):
-        encoder = counter
-
-        def count(text: str) -> int:
-            return len(encoder.encode(text))
-
-        return count
+        return TokenizerCount(counter.encode)
     if callable(counter):
         return _checked(counter)
     raise ValueError(
@@ -191,7 +215,7 @@ def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
                 f"{setting}={name!r}: cannot read a Hugging Face tokenizer from {str(file)!r} "
                 f"({exc})"
             ) from None
-        return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return TokenizerCount(lambda text: tokenizer.encode(text, add_special_tokens=False).ids)
     try:
         import tiktoken
     except ImportError:
@@ -212,4 +236,4 @@ def load_tokenizer(name: str, *, setting: str = "tokenizer") -> TokenCounter:
             "downloaded (offline?); set TIKTOKEN_CACHE_DIR to a folder holding its cached file, "
             "or pass a local Hugging Face tokenizer path"
         ) from None
-    return lambda text: len(encoding.encode(text, disallowed_special=()))
+    return TokenizerCount(partial(encoding.encode, disallowed_special=()))

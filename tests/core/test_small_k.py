@@ -251,3 +251,61 @@ def test_a_small_k_placement_copies_and_pickles_like_any_other() -> None:
     assert copied.notes == ("copied",)
     assert copied.relevance.tobytes() == array.relevance.tobytes()
     assert pickle.loads(pickle.dumps(small)) == array
+
+
+class _Words:
+    """A tokenizer object (``encode``) that counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, text: str) -> list[str]:
+        self.calls += 1
+        return text.split()
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    model=st.sampled_from(MODELS),
+    k=st.sampled_from([2, 5, 20, 64, 65, 200]),
+    seed=st.integers(0, 2**32 - 1),
+    chosen=SETTINGS,
+)
+def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
+    model: Any, k: int, seed: int, chosen: dict[str, Any]
+) -> None:
+    """A tokenizer's counts (``len(encode(text))``) give the array path's placement on every
+    path; where the slots rank front to back whatever the lengths, they are taken only when the
+    placement's lengths are read."""
+    rng = np.random.default_rng(seed)
+    texts = ["w " * int(n) for n in rng.integers(0, 300, size=k)]
+    words = _Words()
+    placer: Bookend[str] = Bookend(model, token_counter=words, **chosen)
+    small, array = both_paths(placer, texts, rng.random(k).tolist())
+    assert small == array  # a placement, or the same one-line error
+    if not isinstance(small, Placement):
+        return
+    words.calls = 0
+    placement = placer.place(texts, rng.random(k).tolist())
+    config = placer.config
+    if config.equal_lengths:
+        assert (words.calls, placement.lengths.tolist()) == (0, [1.0] * k)
+        return
+    # top_k below K leaves the choice to the array path, which counts.
+    by_rank = placer._front_to_back and (config.top_k is None or config.top_k >= k)
+    assert words.calls == (0 if by_rank else k)
+    assert placement.lengths.tolist() == [max(len(t.split()), 1) for t in texts]
+
+
+def test_a_callable_counter_is_called_on_every_placement() -> None:
+    """A caller's own function is called at once, so its errors (and its bad counts) are seen
+    when placing, whatever the order needed."""
+    calls: list[str] = []
+
+    def count(text: str) -> int:
+        calls.append(text)
+        return 1
+
+    placer: Bookend[str] = Bookend(token_counter=count)
+    placer.place(["a", "b", "c"], [0.1, 0.2, 0.3])
+    assert calls == ["a", "b", "c"]

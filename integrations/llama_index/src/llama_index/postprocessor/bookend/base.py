@@ -145,7 +145,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
         # the global only once something had loaded it gave other lengths (and another budget
         # cut) before the first query engine than after.
         tokenize: Callable[[str], list[Any]] = Settings.tokenizer
-        return _TokenCount(tokenize)
+        return _Tokenizer(tokenize)
 
     def place(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -196,18 +196,19 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
         return self._postprocess_nodes(nodes, query_bundle)
 
 
-class _TokenCount:
-    """``len(tokenize(text))`` for a LlamaIndex tokenizer; compared by the tokenizer, so a
-    placer is rebuilt only when ``Settings.tokenizer`` changes."""
+class _Tokenizer:
+    """A LlamaIndex tokenizer as a tokenizer object (``encode``), which bookend counts by
+    ``len(encode(text))`` (:class:`bookend_rag.tokens.TokenizerCount`); compared by the
+    tokenizer, so a placer is rebuilt only when ``Settings.tokenizer`` changes."""
 
     def __init__(self, tokenize: Callable[[str], list[Any]]) -> None:
         self.tokenize = tokenize
 
-    def __call__(self, text: str) -> int:
-        return len(self.tokenize(text))
+    def encode(self, text: str) -> list[Any]:
+        return self.tokenize(text)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _TokenCount) and other.tokenize is self.tokenize
+        return isinstance(other, _Tokenizer) and other.tokenize is self.tokenize
 
     def __hash__(self) -> int:
         return id(self.tokenize)
