@@ -29,11 +29,14 @@ from bookend_rag.placement.selection import select_chunks
 from bookend_rag.placement.small_k import (
     SMALL_K_MAX,
     relevance_order,
-    slots_front_to_back,
     small_k_order,
 )
-from bookend_rag.placement.sorted_assignment import assign_by_rank, front_to_back_ranks
-from bookend_rag.placement.strategies import strategy_order
+from bookend_rag.placement.sorted_assignment import (
+    assign_by_rank,
+    assign_floats_by_rank,
+    front_to_back_ranks,
+)
+from bookend_rag.placement.strategies import ranks_without_lengths, strategy_order
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.profiles.io import (
     ModelLike,
@@ -163,10 +166,10 @@ class Bookend(Generic[T]):
     __slots__ = (
         "_count",
         "_few",
-        "_front_to_back",
         "_layout",
         "_notice",
         "_profile",
+        "_ranks",
         "_source",
         "_text",
         "_token_counter",
@@ -182,7 +185,7 @@ class Bookend(Generic[T]):
     _text: Callable[[Any], Any] | None
     _source: Callable[[Any], Any] | None
     _few: bool
-    _front_to_back: bool
+    _ranks: Callable[[int], IntArray] | None
 
     def __init__(
         self,
@@ -255,29 +258,33 @@ class Bookend(Generic[T]):
         set_slot(self, "_count", counter)
         set_slot(self, "_text", text)
         set_slot(self, "_source", source)
-        # Decided here, once per placer: whether the settings leave the order to the slot
-        # ranking alone; whether the slots then rank front to back whatever the lengths, so that
-        # counts taken when first read (the default's, a tokenizer's; a caller's own function is
-        # called at once, its errors the caller's to see) cannot move the order; and so whether a
-        # few plain inputs take the small-K path (:meth:`_place_few`), which counts with the
-        # default approximation where it needs the counts.
-        by_slots = (
-            config.strategy == "bookend"
-            and config.competition is None
+        # Decided here, once per placer: whether the lengths cannot move the order (a fixed
+        # pattern, or slots that rank front to back whatever the lengths), so that counts taken
+        # when first read (the default's, a tokenizer's; a caller's own function is called at
+        # once, its errors the caller's to see) serve, and the order is a rank per slot
+        # (:attr:`_ranks`); and whether a few plain inputs take the small-K path
+        # (:meth:`_place_few`), which counts with the default approximation where the slot
+        # ranking needs the counts.
+        plain = (
+            config.competition is None
             and config.budget is None
             and not config.repeat_top
             and not config.drop_lookalikes
             and source is None
         )
         rule = weight_rule_named(config.weight_rule)
-        front = (
-            by_slots
-            and (config.equal_lengths or counts_on_demand(counter))
-            and slots_front_to_back(model.profile, rule, config.layout)
+        ranks = (
+            ranks_without_lengths(config.strategy, model.profile, rule, config.layout)
+            if plain and (config.equal_lengths or counts_on_demand(counter))
+            else None
         )
-        few = by_slots and (front or config.equal_lengths or counter is approx_token_count)
+        few = ranks is not None or (
+            plain
+            and config.strategy == "bookend"
+            and (config.equal_lengths or counter is approx_token_count)
+        )
         set_slot(self, "_few", few)
-        set_slot(self, "_front_to_back", front)
+        set_slot(self, "_ranks", ranks)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(
@@ -397,53 +404,62 @@ class Bookend(Generic[T]):
     def _place_quickly(
         self, items: list[T], scores: Sequence[float | None] | None
     ) -> Placement[T] | None:
-        """:meth:`place` by a shortcut that gives the same placement when one applies (the
-        default settings, lengths to be counted): :meth:`_place_few` up to
+        """:meth:`place` by a shortcut that gives the same placement when one applies (plain
+        settings, lengths to be counted): :meth:`_place_few` up to
         :data:`~bookend_rag.placement.small_k.SMALL_K_MAX` chunks, :meth:`_place_by_rank` above
-        when the slots rank front to back; else ``None``."""
+        where the lengths cannot move the order; else ``None``."""
         if len(items) <= SMALL_K_MAX:
             return self._place_few(items, scores)
-        if self._front_to_back:
-            return self._place_by_rank(items, scores)
+        if self._ranks is not None:
+            return self._place_by_rank(items, scores, self._ranks)
         return None
 
     def _place_by_rank(
-        self, items: list[T], scores: Sequence[float | None] | None
+        self,
+        items: list[T],
+        scores: Sequence[float | None] | None,
+        ranks: Callable[[int], IntArray],
     ) -> Placement[T] | None:
-        """:meth:`place` of chunks whose slots rank front to back whatever their lengths
-        (:func:`~bookend_rag.placement.small_k.slots_front_to_back`): the most relevant first, by
-        the rule of the array path (:func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`
-        with those ranks); the token counts, which cannot move the order, are counted if the
-        placement's lengths are read. ``None`` when ``top_k`` drops chunks or a text is not a
-        string (the array path names it)."""
+        """:meth:`place` of chunks whose order their lengths cannot move
+        (:func:`~bookend_rag.placement.strategies.ranks_without_lengths`): per slot the chunk of
+        relevance rank ``ranks(K)[slot]``, by the rule of the array path
+        (:func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`), on arrays; the token
+        counts are taken if the placement's lengths are read. ``None`` when ``top_k`` drops
+        chunks or a text is not a string (the array path names it)."""
         config = self.config
         n = len(items)
         if config.top_k is not None and config.top_k < n:
             return None
-        lens: Numbers
-        if config.equal_lengths:
-            lens = equal_lengths(n, 1.0)
-        else:
-            texts = items if self._text is None else [self._text(item) for item in items]
-            if not all_strings(texts):
-                return None
-            lens = partial(token_lengths, list(texts), self._count, None)
+        lens = self._deferred_lengths(items)
+        if lens is None:
+            return None
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         notes: list[str] = [] if self._notice is None else [self._notice]
         if raw is None and scores is not None:
             notes.append(_missing_scores_note(scores))
-        prompt = assign_by_rank(rel, front_to_back_ranks(n)).tolist()
+        prompt = assign_by_rank(rel, ranks(n)).tolist()
         return self._result(items, prompt, rel, lens, raw, notes)
+
+    def _deferred_lengths(self, items: list[T]) -> Numbers | None:
+        """The lengths of a placement whose order they cannot move: all 1 with
+        ``equal_lengths``, else the counts of the texts (read and checked now, copied) taken when
+        first read; ``None`` when a text is not a string (the array path names it)."""
+        if self.config.equal_lengths:
+            return equal_lengths(len(items), 1.0)
+        texts = items if self._text is None else [self._text(item) for item in items]
+        if not all_strings(texts):
+            return None
+        return partial(token_lengths, list(texts), self._count, None)
 
     def _place_few(
         self, items: list[T], scores: Sequence[float | None] | None
     ) -> Placement[T] | None:
         """:meth:`place` of a few chunks (2 to :data:`~bookend_rag.placement.small_k.SMALL_K_MAX`)
-        on Python numbers (:mod:`bookend_rag.placement.small_k`), when the settings leave the
-        order to the slot ranking alone and the inputs are plain (float scores or none, string
-        texts counted by the default counter, or ``equal_lengths``); else ``None``, and the array
-        path places them and names any bad input.
+        on Python numbers (:mod:`bookend_rag.placement.small_k`), when the settings are plain
+        (:attr:`_few`) and so are the inputs (float scores or none, string texts, or
+        ``equal_lengths``); else ``None``, and the array path places them and names any bad
+        input.
         """
         config = self.config
         n = len(items)
@@ -459,7 +475,20 @@ class Bookend(Generic[T]):
             if raw is None:
                 return None
             by_relevance, rel = relevance_order([-s for s in raw] if config.distance else raw)
-        lens: Numbers
+        lens: Numbers | None
+        if self._ranks is not None:
+            lens = self._deferred_lengths(items)
+            if lens is None:
+                return None
+            ranks = self._ranks(n)
+            # Front to back, the relevance order itself.
+            prompt = (
+                by_relevance
+                if self._ranks is front_to_back_ranks
+                else assign_floats_by_rank(by_relevance, ranks.tolist())
+            )
+            return self._result(items, prompt, rel, lens, raw, notes)
+        # The slot ranking reads the lengths: the default approximation's counts, now.
         counts: list[int] | None = None
         if config.equal_lengths:
             lens = equal_lengths(n, 1.0)
@@ -467,19 +496,13 @@ class Bookend(Generic[T]):
             texts = items if self._text is None else [self._text(item) for item in items]
             if not all_strings(texts):
                 return None
-            if self._front_to_back:
-                # The counts cannot move the order: counted if the placement's lengths are read.
-                lens = partial(token_lengths, list(texts), self._count, None)
-            else:
-                lens = counts = approx_token_counts(texts)
-        if self._front_to_back:
-            return self._result(items, by_relevance, rel, lens, raw, notes)
+            lens = counts = approx_token_counts(texts)
         total_length = float(n if counts is None else sum(counts))
         rule = weight_rule_named(config.weight_rule)
-        prompt = small_k_order(by_relevance, total_length, self._profile, rule, self._layout)
-        if prompt is None:
+        order = small_k_order(by_relevance, total_length, self._profile, rule, self._layout)
+        if order is None:
             return None
-        return self._result(items, prompt, rel, lens, raw, notes)
+        return self._result(items, order, rel, lens, raw, notes)
 
     def _result(
         self,

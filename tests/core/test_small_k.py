@@ -292,7 +292,7 @@ def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
         assert (words.calls, placement.lengths.tolist()) == (0, [1.0] * k)
         return
     # top_k below K leaves the choice to the array path, which counts.
-    by_rank = placer._front_to_back and (config.top_k is None or config.top_k >= k)
+    by_rank = placer._ranks is not None and (config.top_k is None or config.top_k >= k)
     assert words.calls == (0 if by_rank else k)
     assert placement.lengths.tolist() == [max(len(t.split()), 1) for t in texts]
 

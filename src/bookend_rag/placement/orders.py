@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from bookend_rag.arrays import FloatArray, IntArray
 
-__all__ = ["TIE", "WEIGHT_TIE", "alternate_order", "first_best", "rank_order", "weight_tiers"]
+__all__ = [
+    "TIE",
+    "WEIGHT_TIE",
+    "alternate_order",
+    "alternate_ranks",
+    "first_best",
+    "rank_order",
+    "weight_tiers",
+]
 
 #: Relative tolerance under which two objective values count as equal: moves and starts are then
 #: chosen by their fixed enumeration order, so rounding noise (a rescaled score) cannot flip them.
@@ -50,8 +60,17 @@ def alternate_order(relevance: FloatArray) -> IntArray:
 
     Best first, second best last, third second, fourth second to last, and so on inwards.
     """
-    ranked = rank_order(relevance)
-    return np.concatenate((ranked[0::2], ranked[1::2][::-1]))
+    return rank_order(relevance)[alternate_ranks(relevance.size)]
+
+
+@lru_cache(maxsize=512)
+def alternate_ranks(k: int) -> IntArray:
+    """Per slot of :func:`alternate_order`, the relevance rank of its chunk (0 the most relevant):
+    0, 2, 4, ..., 5, 3, 1 (read-only, cached)."""
+    ranks = np.arange(k)
+    pattern = np.concatenate((ranks[0::2], ranks[1::2][::-1]))
+    pattern.flags.writeable = False
+    return pattern
 
 
 def first_best(values: FloatArray) -> int:

@@ -3,27 +3,28 @@
 Sorting libraries switch algorithms by size, and so does placement. At the K of a retrieval call
 each NumPy call costs more than its arithmetic (about twenty of them, 0.15 to 0.8 us each, against
 a few microseconds for the whole of a framework's reorderer), so up to :data:`SMALL_K_MAX` chunks
-the default call (the ``bookend`` strategy under a rule that counts every chunk at the mean
-length, nothing dropped or repeated, no source groups) decides on Python numbers, as the array
-path does:
+a call with plain settings (nothing dropped, repeated or competing, no source groups) decides on
+Python numbers, as the array path does:
 
 * the chunks in relevance order (:func:`relevance_order`: the scores sorted, which is the order of
   their relevance unless two different scores round to one relevance; then the relevance sorted);
-* the slots ranked by the same function as the array path's
+* per slot the relevance rank of its chunk: where the lengths cannot move the order (the fixed
+  patterns, and the ``bookend`` strategy with slots that rank front to back whatever the lengths:
+  :func:`~bookend_rag.placement.strategies.ranks_without_lengths`), those ranks; else the
+  ``bookend`` strategy's slots ranked by the array path's function
   (:func:`~bookend_rag.placement.sorted_assignment.frame_slot_ranks`, on the frame of
-  :func:`bookend_rag.weighing.chunk_frame` and the token counts of
-  :func:`bookend_rag.tokens.approx_token_counts`), or known to rank front to back whatever the
-  lengths (:func:`slots_front_to_back`: the theory's profiles under the default layout), when the
-  counts cannot move the order;
+  :func:`bookend_rag.weighing.chunk_frame` and the counts of
+  :func:`bookend_rag.tokens.approx_token_counts`), under a rule that counts every chunk at the
+  mean length (:func:`small_k_order`);
 * the chunks assigned to the slots by rank
   (:func:`~bookend_rag.placement.sorted_assignment.assign_floats_by_rank`, the list form of
   :func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`).
 
 Only the arithmetic differs, and it gives the same doubles: ``tests/core/test_small_k.py`` checks
 on random inputs (scores, lengths, profiles, every setting) that both paths give the same
-placement, and above :data:`SMALL_K_MAX` that placing by rank (``Bookend._place_by_rank``, the
-slots front to back, on arrays) does too. The relevance and the token counts that the order did
-not need are computed when a placement's arrays are first read.
+placement, and above :data:`SMALL_K_MAX` that placing by rank (``Bookend._place_by_rank``, on
+arrays) does too. The relevance and the token counts that the order did not need are computed
+when a placement's arrays are first read.
 """
 
 from __future__ import annotations
@@ -36,16 +37,12 @@ from functools import partial
 from itertools import islice
 
 from bookend_rag.layout import Layout
-from bookend_rag.placement.sorted_assignment import (
-    assign_floats_by_rank,
-    frame_slot_ranks,
-    ranks_front_to_back,
-)
+from bookend_rag.placement.sorted_assignment import assign_floats_by_rank, frame_slot_ranks
 from bookend_rag.profiles.base import InfluenceProfile
 from bookend_rag.relevance import normalised_floats
 from bookend_rag.weighing import WeightRule, chunk_frame
 
-__all__ = ["SMALL_K_MAX", "relevance_order", "slots_front_to_back", "small_k_order"]
+__all__ = ["SMALL_K_MAX", "relevance_order", "small_k_order"]
 
 #: The most chunks the small-K path places: per-item Python work grows with K, NumPy's per-call
 #: cost does not. Measured (default settings, new documents on every call, one process, the path
@@ -88,20 +85,6 @@ def _apart(values: list[float], closest: float) -> bool:
     gaps = list(map(operator.sub, values, islice(values, 1, None)))
     # Equal scores are ties either way; the usual case, no gap below ``closest``, in one C loop.
     return min(gaps) >= closest or not any(0.0 < gap < closest for gap in gaps)
-
-
-def slots_front_to_back(profile: InfluenceProfile, rule: WeightRule, layout: Layout) -> bool:
-    """Whether the small-K path's slots rank front to back whatever the chunks' lengths: ``rule``
-    counts every chunk at the mean length, so the tokens after them are the layout's suffix, and
-    the slot ranking's shortcut applies to them
-    (:func:`~bookend_rag.placement.sorted_assignment.ranks_front_to_back`). Then the order is the
-    relevance order, and the token counts matter only to a caller who reads the placement's
-    lengths."""
-    return (
-        rule.at_mean_length
-        and not profile.per_document
-        and ranks_front_to_back(profile, layout.suffix_tokens)
-    )
 
 
 def small_k_order(

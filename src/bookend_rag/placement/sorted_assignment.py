@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from bookend_rag.arrays import FloatArray, IntArray
+from bookend_rag.layout import Layout
 from bookend_rag.placement.orders import rank_order, weight_tiers
 from bookend_rag.placement.problem import Problem
 from bookend_rag.profiles.base import InfluenceProfile
@@ -25,6 +26,7 @@ __all__ = [
     "front_to_back_ranks",
     "ranks_front_to_back",
     "slot_ranks",
+    "slots_front_to_back",
     "sorted_assignment",
 ]
 
@@ -85,6 +87,19 @@ def _ranks(
         # miss on every new call.
         return front_to_back_ranks(k)
     return _weighed_ranks(profile, rule, prefix, total, k, length)
+
+
+def slots_front_to_back(profile: InfluenceProfile, rule: WeightRule, layout: Layout) -> bool:
+    """Whether the slots rank front to back whatever the chunks' lengths (with nothing fixed
+    around them): ``rule`` counts every chunk at the mean length, so the tokens after them are the
+    layout's suffix, and :func:`ranks_front_to_back` holds for them. Then the order is the
+    relevance order, and the token counts matter only to a caller who reads a placement's
+    lengths."""
+    return (
+        rule.at_mean_length
+        and not profile.per_document
+        and ranks_front_to_back(profile, layout.suffix_tokens)
+    )
 
 
 @lru_cache(maxsize=512)
