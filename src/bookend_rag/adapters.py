@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.errors import shown
-from bookend_rag.inputs import read_score
+from bookend_rag.inputs import finite_floats, read_score
 from bookend_rag.place import Bookend, cached_placer
 from bookend_rag.placement.result import Placement
 from bookend_rag.tokens import TokenCounterLike
@@ -31,6 +31,7 @@ __all__ = [
     "CheckedSettings",
     "FrameworkAdapter",
     "PlacerCache",
+    "finite_floats",
     "first_slot_annotations",
     "one_line_errors",
     "read_score",

@@ -7,6 +7,8 @@ Every refusal is a ValueError or TypeError of one line naming the parameter and 
 from __future__ import annotations
 
 import json
+import math
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -248,3 +250,56 @@ def test_any_settings(data: st.DataObject, bad_input: Any) -> None:
         run=lambda reorder: reorder.invoke(docs),
         names=["documents"],
     )
+
+
+SCORE_VALUES = st.one_of(
+    st.none(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-3, 3),
+    st.sampled_from(["0.9", True, 10**400]),
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {}, optional={"relevance_score": SCORE_VALUES, "score": SCORE_VALUES}
+        ),
+        max_size=12,
+    ),
+    st.sampled_from([("relevance_score", "score"), ("score",), ("score", "relevance_score")]),
+)
+def test_scores_are_read_by_the_documented_rule(
+    metadata: list[dict[str, Any]], keys: tuple[str, ...]
+) -> None:
+    """Each document's score is the first key present (None counts as absent), a real number
+    finite as a float, or the one-line error naming the document; the quick reading of plain
+    float scores agrees with the rule on every mix of keys and values."""
+    docs = [Document("text", metadata=m) for m in metadata]
+    expected: list[float | None] | str = []
+    for i, m in enumerate(metadata):
+        key = next((k for k in keys if m.get(k) is not None), None)
+        score = None if key is None else _as_score(m[key])
+        if isinstance(score, str):  # "bad"
+            expected = f"documents[{i}].metadata[{key!r}]"
+            break
+        assert isinstance(expected, list)
+        expected.append(score)
+    reorder = BookendReorder(score_key=keys)
+    if isinstance(expected, str):
+        with pytest.raises(ValueError, match=re.escape(expected)):
+            reorder.scores(docs)
+    else:
+        assert reorder.scores(docs) == expected
+
+
+def _as_score(value: object) -> float | str:
+    """The score a value is, or "bad": a real number (no bool or string) finite as a float."""
+    if isinstance(value, bool | str) or not isinstance(value, int | float):
+        return "bad"
+    try:
+        number = float(value)
+    except OverflowError:
+        return "bad"
+    return number if math.isfinite(number) else "bad"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
@@ -16,6 +16,7 @@ from bookend_rag.adapters import (
     WEIGHT_KEY,
     CheckedSettings,
     FrameworkAdapter,
+    finite_floats,
     first_slot_annotations,
     read_score,
     shown,
@@ -135,6 +136,16 @@ class BookendReorder(
             ValueError: a score that is not a real number within float range.
         """
         keys = self.score_key
+        # The common case at C speed: the keys before one absent from every document, and that
+        # one holding a finite float in each.
+        n = len(documents)
+        for key in keys:
+            values = [doc.metadata.get(key) for doc in documents]
+            plain = finite_floats(values, n)
+            if plain is not None:
+                return cast("list[float | None]", plain)
+            if values.count(None) != n:
+                break
         rule = (
             f"a score must be a finite real number (score_key={keys!r}); convert it, or point "
             "score_key at the key that holds the score"
