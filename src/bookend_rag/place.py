@@ -144,10 +144,12 @@ class Bookend(Generic[T]):
         token_counter: how to count tokens when ``lengths`` are not given: ``None`` (the
             ``tokenizer`` setting, else the fast ``ceil(chars / 4)`` approximation), a tokenizer
             name (see :func:`bookend_rag.tokens.load_tokenizer`), a callable, or an object with
-            ``encode``. Where the counts cannot move the order (the ``bookend`` strategy with
-            slots that weigh less from front to back whatever the lengths: the theory's profiles
-            under the default layout), the default's and a tokenizer's are taken when a
-            placement's ``lengths`` are first read; a callable is called on every placement.
+            ``encode``. Where the counts cannot move the order (the fixed patterns, and the
+            ``bookend`` strategy with slots that weigh less from front to back whatever the
+            lengths: the theory's profiles under the default layout; no budget, repeat,
+            look-alikes, competition or source groups), the default's and a tokenizer's are
+            taken when a placement's ``lengths`` are first read; a callable is called on every
+            placement.
         text: how to get an item's text (callable or attribute / key name); strings need none.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
