@@ -375,9 +375,7 @@ class Bookend(Generic[T]):
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
-        notes: list[str] = [] if self._notice is None else [self._notice]
-        if raw is None and scores is not None and n:
-            notes.append(_missing_scores_note(scores))
+        notes = self._notes(raw, scores)
         duplicates = self._lookalike_drops(items, rel) if config.drop_lookalikes else ()
         kept, repeat_fits, cut_by_top_k = select_chunks(
             rel,
@@ -437,11 +435,23 @@ class Bookend(Generic[T]):
             return None
         raw = validate_scores(scores, n)
         rel = relevance(raw, n, config.distance)
-        notes: list[str] = [] if self._notice is None else [self._notice]
-        if raw is None and scores is not None:
-            notes.append(_missing_scores_note(scores))
+        notes = self._notes(raw, scores)
         prompt = assign_by_rank(rel, ranks(n)).tolist()
         return self._result(items, prompt, rel, lens, raw, notes)
+
+    def _notes(
+        self, raw: FloatArray | list[float] | None, scores: Sequence[float | None] | None
+    ) -> list[str]:
+        """The notes of every placement: the notice of a model bookend knows no architecture
+        for, and that the scores were not used when one of several is missing."""
+        notes = [] if self._notice is None else [self._notice]
+        if raw is None and scores is not None and len(scores):
+            notes.append(_missing_scores_note(scores))
+        return notes
+
+    def _texts(self, items: list[T]) -> list[Any]:
+        """Each item's text (``text``), or the items themselves."""
+        return items if self._text is None else [self._text(item) for item in items]
 
     def _deferred_lengths(self, items: list[T]) -> Numbers | None:
         """The lengths of a placement whose order they cannot move: all 1 with
@@ -449,7 +459,7 @@ class Bookend(Generic[T]):
         first read; ``None`` when a text is not a string (the array path names it)."""
         if self.config.equal_lengths:
             return equal_lengths(len(items), 1.0)
-        texts = items if self._text is None else [self._text(item) for item in items]
+        texts = self._texts(items)
         if not all_strings(texts):
             return None
         return partial(token_lengths, list(texts), self._count, None)
@@ -467,7 +477,6 @@ class Bookend(Generic[T]):
         n = len(items)
         if not self._few or (config.top_k is not None and config.top_k < n):
             return None
-        notes = [] if self._notice is None else [self._notice]
         raw: list[float] | None
         rel: Numbers
         if scores is None:
@@ -477,17 +486,17 @@ class Bookend(Generic[T]):
             if raw is None:
                 return None
             by_relevance, rel = relevance_order([-s for s in raw] if config.distance else raw)
+        notes = self._notes(raw, scores)
         lens: Numbers | None
         if self._ranks is not None:
             lens = self._deferred_lengths(items)
             if lens is None:
                 return None
-            ranks = self._ranks(n)
             # Front to back, the relevance order itself.
             prompt = (
                 by_relevance
                 if self._ranks is front_to_back_ranks
-                else assign_floats_by_rank(by_relevance, ranks.tolist())
+                else assign_floats_by_rank(by_relevance, self._ranks(n).tolist())
             )
             return self._result(items, prompt, rel, lens, raw, notes)
         # The slot ranking reads the lengths: the default approximation's counts, now.
@@ -495,7 +504,7 @@ class Bookend(Generic[T]):
         if config.equal_lengths:
             lens = equal_lengths(n, 1.0)
         else:
-            texts = items if self._text is None else [self._text(item) for item in items]
+            texts = self._texts(items)
             if not all_strings(texts):
                 return None
             lens = counts = approx_token_counts(texts)
@@ -542,7 +551,7 @@ class Bookend(Generic[T]):
 
     def _lookalike_drops(self, items: list[T], relevance: FloatArray) -> tuple[int, ...]:
         """Every item that is a look-alike of a more relevant one (ties: the earlier stays)."""
-        values = items if self._text is None else [self._text(item) for item in items]
+        values = self._texts(items)
         texts = [v for v in values if isinstance(v, str)]
         if len(texts) < len(values):
             i = next(i for i, v in enumerate(values) if not isinstance(v, str))
