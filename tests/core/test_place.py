@@ -116,6 +116,11 @@ def test_budget_keeps_most_relevant_that_fit_and_reports_drops() -> None:
     assert "dropped by the token budget: [2]" in placement.explain()
     with pytest.raises(ValueError, match="budget=5 is smaller than every chunk"):
         reorder(items, lengths=[50, 10, 60, 40], budget=5)
+    # top_k keeps chunk 0 alone; the 10-token chunk it left out is not offered to the budget.
+    with pytest.raises(
+        ValueError, match=r"budget=45 is smaller than every chunk top_k=1 keeps \(shortest is 50"
+    ):
+        reorder(items, [0.9, 0.1, 0.8, 0.5], lengths=[50, 10, 60, 40], top_k=1, budget=45)
 
 
 def test_repeat_top_places_the_best_chunk_at_both_ends() -> None:

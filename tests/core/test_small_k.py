@@ -281,12 +281,13 @@ def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
     texts = ["w " * int(n) for n in rng.integers(0, 300, size=k)]
     words = _Words()
     placer: Bookend[str] = Bookend(model, token_counter=words, **chosen)
-    small, array = both_paths(placer, texts, rng.random(k).tolist())
+    scores = rng.random(k).tolist()
+    small, array = both_paths(placer, texts, scores)
     assert small == array  # a placement, or the same one-line error
     if not isinstance(small, Placement):
         return
     words.calls = 0
-    placement = placer.place(texts, rng.random(k).tolist())
+    placement = placer.place(texts, scores)
     config = placer.config
     if config.equal_lengths:
         assert (words.calls, placement.lengths.tolist()) == (0, [1.0] * k)

@@ -29,7 +29,7 @@ def select_chunks(
     further chunk).
 
     Raises:
-        ValueError: a budget smaller than every chunk.
+        ValueError: a budget smaller than every chunk it is offered.
     """
     if not drop and budget is None and (top_k is None or top_k >= relevance.size):
         return None, repeat_top, ()
@@ -52,8 +52,11 @@ def select_chunks(
         else:
             used += lengths[i]
         kept.append(i)
-    if not kept and relevance.size:
+    if not kept and ranked.size:
+        # Name the chunks the budget was offered: with top_k, the shortest overall may not be one.
+        which = "every chunk" if ranked.size == order.size else f"every chunk top_k={top_k} keeps"
         raise ValueError(
-            f"budget={budget} is smaller than every chunk (shortest is {int(lengths.min())} tokens)"
+            f"budget={budget} is smaller than {which}"
+            f" (shortest is {int(lengths[ranked].min())} tokens)"
         )
     return np.asarray(sorted(kept), dtype=np.int64), repeat, cut
