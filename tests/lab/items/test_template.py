@@ -230,6 +230,13 @@ def test_langchain_prompts_render_through_langchain() -> None:
         ).render(DOCS, QUESTION)[0]
         == "\n\n".join(DOCS) + f" {QUESTION}"
     )
+    # A variable bookend does not fill fails LangChain's own render, said in one line at once.
+    with pytest.raises(ValueError, match="fails to render") as refused:
+        framework_template(PromptTemplate.from_template("{tone}: {context} {question}"))
+    message = str(refused.value)
+    assert message.startswith("prompt langchain_core.PromptTemplate fails to render: KeyError: ")
+    assert "missing variables {'tone'}" in message
+    assert "\n" not in message
 
 
 def test_llama_index_prompts_render_through_llama_index() -> None:

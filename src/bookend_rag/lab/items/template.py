@@ -256,7 +256,36 @@ def _variables(documents: Sequence[str], question: str, answer_prefix: str) -> d
     }
 
 
-class JinjaTemplate:
+class _MarkedTemplate:
+    """A template whose prompt comes from ``_render`` and whose documents' spans are found by
+    :func:`_marked`: the shared part of :class:`JinjaTemplate` and :class:`FrameworkTemplate`."""
+
+    _render: Callable[[list[str], str, str], Prompt]
+
+    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
+        """The rendered prompt."""
+        return self._render(list(documents), question, answer_prefix)
+
+    def render(
+        self, documents: Sequence[str], question: str, answer_prefix: str = ""
+    ) -> tuple[Prompt, Spans]:
+        """The rendered prompt and each document's span."""
+        return _marked(self._render, documents, question, answer_prefix)
+
+    def _probed(self, what: str) -> Prompt:
+        """The probe item's render; any failure of the user's template said in one line."""
+        try:
+            return probe_render(self.render)
+        except ValueError:
+            raise
+        except Exception as exc:
+            # The first line of the framework's own message (a KeyError's str() is its repr).
+            detail = str(exc.args[0]) if exc.args else str(exc)
+            first = detail.strip().splitlines()[0] if detail.strip() else ""
+            raise ValueError(f"{what} fails to render: {type(exc).__name__}: {first}") from None
+
+
+class JinjaTemplate(_MarkedTemplate):
     """A Jinja2 text template, or chat messages whose contents are Jinja2 templates.
 
     Args:
@@ -300,24 +329,7 @@ class JinjaTemplate:
                 "bookend places and asks"
             )
         self._templates = [env.from_string(text) for text in self.sources]
-        try:
-            self.sha256 = _sha256(probe_render(self.render))
-        except ValueError:
-            raise
-        except Exception as exc:  # any failure of the user's template, said in one line
-            raise ValueError(
-                f"template {name!r} fails to render: {type(exc).__name__}: {exc}"
-            ) from None
-
-    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
-        """The rendered prompt."""
-        return self._render(list(documents), question, answer_prefix)
-
-    def render(
-        self, documents: Sequence[str], question: str, answer_prefix: str = ""
-    ) -> tuple[Prompt, Spans]:
-        """The rendered prompt and each document's span."""
-        return _marked(self._render, documents, question, answer_prefix)
+        self.sha256 = _sha256(self._probed(f"template {name!r}"))
 
     def _render(self, documents: list[str], question: str, answer_prefix: str) -> Prompt:
         values = _variables(documents, question, answer_prefix)
@@ -372,7 +384,7 @@ def load_template(path: str | Path) -> JinjaTemplate:
     return JinjaTemplate([(m["role"], m["content"]) for m in data], name=str(path))
 
 
-class FrameworkTemplate:
+class FrameworkTemplate(_MarkedTemplate):
     """A prompt object of LangChain, LlamaIndex or Haystack, rendered by the framework itself.
 
     Args:
@@ -386,26 +398,9 @@ class FrameworkTemplate:
     def __init__(self, render: Callable[[list[str], str, str], Prompt], name: str) -> None:
         self.name = name
         self._render = render
-        try:
-            probe = probe_render(self.render)
-        except ValueError:
-            raise
-        except Exception as exc:
-            raise ValueError(
-                f"prompt {name} fails to render: {type(exc).__name__}: {exc}"
-            ) from None
+        probe = self._probed(f"prompt {name}")
         self.chat = isinstance(probe, ChatPrompt)
         self.sha256 = _sha256(probe)
-
-    def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
-        """The prompt as the framework renders it."""
-        return self._render(list(documents), question, answer_prefix)
-
-    def render(
-        self, documents: Sequence[str], question: str, answer_prefix: str = ""
-    ) -> tuple[Prompt, Spans]:
-        """The rendered prompt and each document's span."""
-        return _marked(self._render, documents, question, answer_prefix)
 
     def to_json(self) -> dict[str, Any]:
         """How a report records it: name and hash."""
