@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 
 import bookend_rag
 from bookend_rag.lab.experiments.setup import templated, warn_on_other_models
-from bookend_rag.lab.items.item import Item, items_sha256, render_prompt
+from bookend_rag.lab.items.item import Item, items_sha256
 from bookend_rag.lab.items.template import (
     BOOKEND_PROMPT,
     JinjaTemplate,
     flat_text,
     framework_template,
     load_template,
+    render_prompt,
     template_of,
 )
 from bookend_rag.lab.models.scorer import ChatPrompt, answer_text

@@ -42,7 +42,7 @@ from typing import Any
 from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend_rag.lab.models.scorer import Prompt
 
-__all__ = ["Item", "items_sha256", "load_jsonl", "render_prompt"]
+__all__ = ["Item", "items_sha256", "load_jsonl"]
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,9 @@ class Item:
         filler: the ``(lo, hi)`` filler sentences per document of a plain lookup item, or
             ``None``.
         template: the prompt it is rendered into (:mod:`~bookend_rag.lab.items.template`; ``None``:
-            bookend's own, :func:`render_prompt`). Not part of the item's identity: items compare
-            and hash (:func:`items_sha256`) alike under any template.
+            bookend's own, :func:`~bookend_rag.lab.items.template.render_prompt`). Not part of
+            the item's identity: items compare and hash (:func:`items_sha256`) alike under any
+            template.
     """
 
     item_id: str
@@ -118,8 +119,9 @@ class Item:
     def rendered(self, order: Sequence[int] | None = None) -> tuple[Prompt, list[tuple[int, int]]]:
         """The prompt with the documents in ``order`` (a permutation of ``range(K)``; default: as
         given) rendered into the item's template, and the character span ``[start, end)`` of
-        each document, slot 1 first (bookend's own prompt, :func:`render_prompt`, spans each
-        ``"Document k: ..."``; a template's spans are described in
+        each document, slot 1 first (bookend's own prompt,
+        :func:`~bookend_rag.lab.items.template.render_prompt`, spans each ``"Document k: ..."``;
+        a template's spans are described in
         :mod:`~bookend_rag.lab.items.template`).
 
         Raises:
@@ -136,28 +138,6 @@ class Item:
                 f"order must be a permutation of range({len(self.documents)}), got {indices!r}"
             )
         return [self.documents[k] for k in indices]
-
-
-def render_prompt(
-    documents: Sequence[str], question: str, answer_prefix: str = ""
-) -> tuple[str, list[tuple[int, int]]]:
-    """The completion-style prompt and the character span of each ``"Document k: ..."``.
-
-    Instruction, numbered documents in the given order, the question, and ``"Answer:"`` followed
-    by ``answer_prefix``; the answer follows as ``" " + answer``. No chat template: base and
-    instruction-tuned models both continue it. The documents block is
-    ``[spans[0][0], spans[-1][1])``.
-    """
-    text = "Read the documents and answer the question.\n\n"
-    spans = []
-    for slot, document in enumerate(documents):
-        if slot:
-            text += "\n\n"
-        start = len(text)
-        text += f"Document {slot + 1}: {document}"
-        spans.append((start, len(text)))
-    answer = f"Answer: {answer_prefix}" if answer_prefix else "Answer:"
-    return f"{text}\n\nQuestion: {question}\n{answer}", spans
 
 
 def _strings(value: Any, field: str, where: str) -> tuple[str, ...]:

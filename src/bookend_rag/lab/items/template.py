@@ -5,7 +5,7 @@ reads the first document best in one prompt and the last in another (bench/RESUL
 tune and calibrate render each item through a :class:`PromptTemplate`:
 
 - :data:`BOOKEND_PROMPT`: bookend's completion prompt
-  (:func:`~bookend_rag.lab.items.item.render_prompt`: "Read the documents and answer the
+  (:func:`render_prompt`: "Read the documents and answer the
   question. Document k: ... Question: ... Answer:");
 - :class:`JinjaTemplate`: a Jinja2 text template (the engine of Haystack's ``PromptBuilder`` and of
   LangChain's jinja2 templates) that the answer continues after one space, or chat messages whose
@@ -52,6 +52,7 @@ __all__ = [
     "framework_template",
     "load_template",
     "probe_render",
+    "render_prompt",
     "template_of",
 ]
 
@@ -202,9 +203,31 @@ def _written_forms(document: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+def render_prompt(
+    documents: Sequence[str], question: str, answer_prefix: str = ""
+) -> tuple[str, list[tuple[int, int]]]:
+    """The completion-style prompt and the character span of each ``"Document k: ..."``.
+
+    Instruction, numbered documents in the given order, the question, and ``"Answer:"`` followed
+    by ``answer_prefix``; the answer follows as ``" " + answer``. No chat template: base and
+    instruction-tuned models both continue it. The documents block is
+    ``[spans[0][0], spans[-1][1])``.
+    """
+    text = "Read the documents and answer the question.\n\n"
+    spans = []
+    for slot, document in enumerate(documents):
+        if slot:
+            text += "\n\n"
+        start = len(text)
+        text += f"Document {slot + 1}: {document}"
+        spans.append((start, len(text)))
+    answer = f"Answer: {answer_prefix}" if answer_prefix else "Answer:"
+    return f"{text}\n\nQuestion: {question}\n{answer}", spans
+
+
 @dataclass(frozen=True)
 class BookendTemplate:
-    """bookend's completion prompt (:func:`~bookend_rag.lab.items.item.render_prompt`)."""
+    """bookend's completion prompt (:func:`render_prompt`)."""
 
     name: str = "bookend"
     chat: bool = False
@@ -215,15 +238,13 @@ class BookendTemplate:
         return _sha256(probe_render(self.render))
 
     def prompt(self, documents: Sequence[str], question: str, answer_prefix: str = "") -> Prompt:
-        """:func:`~bookend_rag.lab.items.item.render_prompt`'s prompt."""
+        """:func:`render_prompt`'s prompt."""
         return self.render(documents, question, answer_prefix)[0]
 
     def render(
         self, documents: Sequence[str], question: str, answer_prefix: str = ""
     ) -> tuple[Prompt, Spans]:
         """Instruction, ``Document k: ...`` blocks, the question and ``Answer:``."""
-        from bookend_rag.lab.items.item import render_prompt
-
         return render_prompt(documents, question, answer_prefix)
 
     def to_json(self) -> dict[str, Any]:
