@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,3 +167,24 @@ def test_a_generation_only_run_reports_accuracy_only() -> None:
     assert 1.0 in accuracies
     assert all(r["exact_match"] == 0.0 for row in report["items"] for r in row["results"].values())
     assert "**Accuracy only**" in result.markdown
+
+
+def test_a_generation_only_run_reuses_its_own_report(tmp_path: Path) -> None:
+    """``--reuse`` of a generation-only report takes its matched answers: only the first
+    ``CHECKED`` trials are asked again, as for a log-probability report."""
+    from bookend_rag.lab.experiments.evaluate import evaluate
+    from bookend_rag.lab.experiments.reuse import CHECKED
+    from bookend_rag.lab.experiments.runspec import RunSpec
+    from bookend_rag.lab.items.hard import hard_items
+
+    items = hard_items(4, 3, seed=0)
+    gold = {it.documents[it.gold]: it.continuations[it.answer_index] for it in items if it.gold}
+    spec = RunSpec(items, retrievers=["bm25"])
+    settings: dict[str, Any] = {"theory": "smollm2-135m", "random_draws": 1, "oracle": False}
+    first = _Generating(gold)
+    evaluate(spec, first, progress=False, out_dir=tmp_path, **settings)
+    again = _Generating(gold)
+    result = evaluate(spec, again, progress=False, reuse=tmp_path / "report.json", **settings)
+    assert first.calls > CHECKED
+    assert again.calls == CHECKED
+    assert result.report["metrics"] == ["exact_match", "accuracy"]

@@ -154,7 +154,7 @@ def evaluate(
         metrics = metric_names(items, generated=capabilities(model).generation_only)
         known = None if reuse is None else load_known_scores(reuse, model.model_id)
         if known is not None:
-            taken = sum(map(bool, reused_metrics(known, items, trials)))
+            taken = sum(map(bool, reused_metrics(known, items, trials, metrics)))
             checked = min(taken, CHECKED)
             say(f"{taken} of {len(trials)} trials scored in {known.source}; {checked} rescored")
         measured = run_trials(

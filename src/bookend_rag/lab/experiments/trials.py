@@ -29,7 +29,7 @@ import numpy as np
 from bookend_rag.lab.experiments.reuse import CHECKED, KnownScores
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.metrics import item_metrics, metric_names, primary_metric
-from bookend_rag.lab.models.scorer import Prompt, Scorer, score_all
+from bookend_rag.lab.models.scorer import Prompt, Scorer, capabilities, score_all
 from bookend_rag.lab.reorderers import ORACLE, RANDOM, Reorderer, best_slot_order, random_orders
 from bookend_rag.lab.retrieval import RETRIEVERS, Ranking, make_retriever, rank
 from bookend_rag.lab.stats import estimate
@@ -168,12 +168,14 @@ def plan_trials(
 
 
 def reused_metrics(
-    known: KnownScores | None, items: Sequence[Item], trials: Sequence[Trial]
+    known: KnownScores | None,
+    items: Sequence[Item],
+    trials: Sequence[Trial],
+    metrics: Sequence[str],
 ) -> list[dict[str, float]]:
-    """Per trial, its metrics in ``known`` (``{}`` when it holds none, or without ``known``)."""
+    """Per trial, its ``metrics`` in ``known`` (``{}`` when it lacks one, or without ``known``)."""
     if known is None:
         return [{} for _ in trials]
-    metrics = metric_names(items)
     return [known.get(items[t.item].item_id, t.order, metrics) for t in trials]
 
 
@@ -190,7 +192,8 @@ def score_trials(
     scores of a previous report, :mod:`~bookend_rag.lab.experiments.reuse`), a trial it holds takes
     its metrics from there once the first :data:`~bookend_rag.lab.experiments.reuse.CHECKED` of
     those in the run, scored again, agree."""
-    reused = reused_metrics(known, items, trials)
+    generated = capabilities(scorer).generation_only
+    reused = reused_metrics(known, items, trials, metric_names(items, generated=generated))
     wanted = 0 if known is None else max(CHECKED - known.checked, 0)
     reused_prompts = {t.prompt: t for t, r in zip(trials, reused, strict=True) if r}
     checked = dict(itertools.islice(reused_prompts.items(), wanted))
