@@ -45,6 +45,11 @@ def test_exact_match_and_contains() -> None:
     assert not contains_answer("Parisian", "Paris")  # whole words
     assert not contains_answer("London", "Paris")
     assert not contains_answer("anything", "the")  # an answer that normalises to nothing
+    # A gold answer of articles only keeps them, in both texts: "A" is matched, not emptied.
+    assert exact_match("A.", "A")
+    assert not exact_match("The", "A")
+    assert contains_answer("The answer is A.", "A")
+    assert not contains_answer("The answer is B.", "A")
 
 
 def test_item_metrics_of_a_generated_answer() -> None:

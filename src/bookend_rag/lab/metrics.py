@@ -12,7 +12,8 @@ index ``g``):
 A generation-only backend (a chat API without log-probabilities) gives the generated text instead
 (:attr:`~bookend_rag.lab.models.scorer.Continuations.generated`); its metrics are accuracy only,
 after SQuAD's answer normalisation (:func:`normalize_answer`: lowercase, punctuation and the
-articles a/an/the removed, whitespace collapsed):
+articles a/an/the removed, whitespace collapsed; the articles stay when removing them would
+empty the gold answer, as for the answer "A"):
 
 - ``exact_match``: 1 when the normalised output equals the normalised gold answer;
 - ``accuracy``: 1 when the normalised gold answer appears in the normalised output (Liu et al.'s
@@ -49,21 +50,30 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
-def normalize_answer(text: str) -> str:
-    """SQuAD's normalisation: lowercase, remove punctuation, remove the articles a/an/the,
-    collapse whitespace."""
-    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+def normalize_answer(text: str, *, articles: bool = True) -> str:
+    """SQuAD's normalisation: lowercase, remove punctuation, remove the articles a/an/the (kept
+    with ``articles=False``), collapse whitespace."""
+    plain = text.lower().translate(_PUNCTUATION)
+    return " ".join((_ARTICLES.sub(" ", plain) if articles else plain).split())
+
+
+def _normalised(output: str, gold: str) -> tuple[str, str]:
+    """Both texts normalised alike; the articles stay in both when removing them would empty the
+    gold answer (a gold answer "A", a blood type or an option letter, would match nothing)."""
+    articles = bool(normalize_answer(gold))
+    return normalize_answer(output, articles=articles), normalize_answer(gold, articles=articles)
 
 
 def exact_match(output: str, gold: str) -> bool:
     """The normalised output equals the normalised gold answer."""
-    return normalize_answer(output) == normalize_answer(gold)
+    have, want = _normalised(output, gold)
+    return have == want
 
 
 def contains_answer(output: str, gold: str) -> bool:
     """The normalised gold answer appears in the normalised output, as whole words (an empty
     gold answer is never contained)."""
-    want, have = normalize_answer(gold), normalize_answer(output)
+    have, want = _normalised(output, gold)
     return bool(want) and f" {want} " in f" {have} "
 
 
