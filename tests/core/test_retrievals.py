@@ -1,0 +1,65 @@
+"""The retrieval record format: a round trip through a file, and one-line refusals that name the
+line and what is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bookend_rag.retrievals import (
+    RETRIEVALS_SCHEMA,
+    RecordedDocument,
+    RetrievalRecord,
+    read_retrievals,
+)
+
+
+def _record(**changes: object) -> RetrievalRecord:
+    fields: dict[str, object] = {
+        "question": "Which river?",
+        "documents": [RecordedDocument(text="a", score=0.5), RecordedDocument(text="b")],
+        "model": "llama-3.1-8b",
+        "order": [1, 0],
+        "source": "reorder",
+    }
+    return RetrievalRecord(**{**fields, **changes})
+
+
+def test_records_round_trip_through_a_file(tmp_path: Path) -> None:
+    records = [_record(), _record(question=None, order=None, source="import")]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(r.to_json_line() for r in records) + "\n\n", encoding="utf-8")
+    assert list(read_retrievals(path)) == records
+    assert '"schema":"bookend-retrievals/1"' in records[0].to_json_line()
+    assert records[0].schema_version == RETRIEVALS_SCHEMA
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "r.jsonl:2: not JSON"),
+        ("[1, 2]", "r.jsonl:2: a record is a JSON object"),
+        ('{"schema": "bookend-retrievals/9", "documents": [{"text": "a"}]}', "schema='bookend-"),
+        ('{"documents": []}', "r.jsonl:2: documents=[]"),
+        ('{"documents": [{"text": "a"}], "order": [3]}', "index 3 is not one of the 1 documents"),
+        ('{"documents": [{"text": "a", "scor": 1}]}', "unknown field scor=1"),
+    ],
+)
+def test_a_bad_line_is_named_in_one_line(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(_record().to_json_line() + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=None) as info:
+        list(read_retrievals(path))
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="retrievals=.*: file not found"):
+        list(read_retrievals(tmp_path / "none.jsonl"))
+
+
+def test_a_score_must_survive_json() -> None:
+    with pytest.raises(ValueError, match="score=nan: must be finite or None"):
+        RecordedDocument(text="a", score=float("nan"))
