@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
 
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: The version of the record format this library writes and reads.
-RETRIEVALS_SCHEMA = "bookend-retrievals/1"
+RETRIEVALS_SCHEMA: Final = "bookend-retrievals/1"
 
 #: Where a record came from: the core's function, one of the three adapters, the command line,
 #: or a conversion of objects a team logged itself.
