@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from bookend_rag.config import PlacementConfig, validation_message
-from bookend_rag.errors import shown
+from bookend_rag.errors import not_the_callers, shown
 from bookend_rag.inputs import finite_floats, read_score
 from bookend_rag.place import Bookend, cached_placer
 from bookend_rag.placement.result import Placement
@@ -33,6 +33,7 @@ __all__ = [
     "PlacerCache",
     "finite_floats",
     "first_slot_annotations",
+    "not_the_callers",
     "one_line_errors",
     "read_score",
     "shown",
