@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
+from bookend_rag.lab import deps
 from bookend_rag.lab.decision import Decision
 from bookend_rag.lab.experiments.budget import Budget, request_tokens
 from bookend_rag.lab.experiments.candidates import (
@@ -141,9 +142,12 @@ def tune(
         progress, log: progress bars on stderr; where one-line status messages go.
 
     Raises:
+        MissingDependencyError: the lab extra is not installed (``pip install
+            "bookend-rag[lab]"``, as the message says).
         ValueError: for a bad argument (before any model is loaded), malformed items, unknown
             retrievers or suites, or too few items for the folds.
     """
+    deps.check_available()  # the extra first: one line naming it, not an import deep down
     say = log or (lambda _message: None)
     _check(
         folds=folds,
