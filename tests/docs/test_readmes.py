@@ -90,3 +90,22 @@ def test_the_shell_commands_of_the_guides_parse(page: str) -> None:
     parser = build_parser()
     for argv in commands:
         parser.parse_args(argv)  # an unknown or misspelt option exits with status 2
+
+
+def _section(text: str, heading: str) -> str:
+    """The text of the README section under ``heading``, its lines joined by spaces."""
+    body = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+    return " ".join(body.split())
+
+
+def test_what_an_unmeasured_model_gets_is_said_once_the_same_way() -> None:
+    """Issue 38, 3.1: "What the default does" said the most relevant chunk goes first, "Measure
+    your model" that an unmeasured model keeps the retriever's order; the two agree only for a
+    retriever that sorts by score. Both say the sentence the unknown-model notice says."""
+    from bookend_rag.spec import UNMEASURED_ORDER
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for heading in ("## What the default does", "## Measure your model"):
+        section = _section(text, heading)
+        assert f"has not measured gets {UNMEASURED_ORDER}" in section, heading
+        assert "keeps your retriever's order" not in section, heading
