@@ -52,6 +52,7 @@ from bookend_rag.tokens import (
     approx_token_count,
     approx_token_counts,
     counts_on_demand,
+    item_texts,
     make_token_counter,
     token_lengths,
     tokenizer_file,
@@ -150,7 +151,9 @@ class Bookend(Generic[T]):
             look-alikes, competition or source groups), the default's and a tokenizer's are
             taken when a placement's ``lengths`` are first read; a callable is called on every
             placement.
-        text: how to get an item's text (callable or attribute / key name); strings need none.
+        text: how to get an item's text (callable or attribute / key name); strings need none,
+            nor items with a ``text`` string (an attribute, as LlamaIndex's nodes have, or a
+            key), which is read as ``text="text"`` reads it.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
         **settings: the other fields of :class:`~bookend_rag.PlacementConfig` (each described
@@ -458,8 +461,8 @@ class Bookend(Generic[T]):
         return notes
 
     def _texts(self, items: list[T]) -> list[Any]:
-        """Each item's text (``text``), or the items themselves."""
-        return items if self._text is None else [self._text(item) for item in items]
+        """Each item's text (:func:`~bookend_rag.tokens.item_texts`)."""
+        return item_texts(items, self._text)
 
     def _deferred_lengths(self, items: list[T]) -> Numbers | None:
         """The lengths of a placement whose order they cannot move: all 1 with

@@ -109,3 +109,30 @@ def test_what_an_unmeasured_model_gets_is_said_once_the_same_way() -> None:
         section = _section(text, heading)
         assert f"has not measured gets {UNMEASURED_ORDER}" in section, heading
         assert "keeps your retriever's order" not in section, heading
+
+
+def test_what_reorder_takes_is_what_the_readme_says() -> None:
+    """Issue 38, 3.10: README said reorder takes "objects with `text=`", and an object with a
+    ``text`` attribute was refused without it. The sentence's three kinds of item are placed."""
+    import bookend_rag
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "`reorder` takes any items (strings, objects with a `text` string as an attribute or a "
+        "key, or any other with `text=` naming how to read it"
+    ) in text
+
+    class Attribute:
+        text = "a chunk"
+
+    class Other:
+        page_content = "a chunk"
+
+    for items, settings in [
+        (["a chunk", "another"], {}),
+        ([Attribute(), Attribute()], {}),
+        ([{"text": "a chunk"}, {"text": "another"}], {}),
+        ([Other(), Other()], {"text": "page_content"}),
+        ([Other(), Other()], {"text": lambda item: item.page_content}),
+    ]:
+        assert bookend_rag.reorder(items, [0.2, 0.9], **settings).order == (1, 0)
