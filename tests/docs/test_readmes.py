@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,96 @@ def test_what_reorder_takes_is_what_the_readme_says() -> None:
         ([Other(), Other()], {"text": lambda item: item.page_content}),
     ]:
         assert bookend_rag.reorder(items, [0.2, 0.9], **settings).order == (1, 0)
+
+
+#: Each adapter's README, the distribution it documents and the package that installs.
+_ADAPTERS = {
+    "integrations/langchain/README.md": ("langchain-bookend", "langchain_bookend"),
+    "integrations/llama_index/README.md": (
+        "llama-index-postprocessor-bookend",
+        "llama_index.postprocessor.bookend",
+    ),
+    "integrations/haystack/README.md": (
+        "bookend-haystack",
+        "haystack_integrations.components.rankers.bookend",
+    ),
+}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared(distribution: str) -> set[str]:
+    """``distribution`` and every distribution its requirements pull in, extras left out: what
+    ``pip install <distribution>`` alone installs."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    found: set[str] = set()
+    todo = [distribution]
+    while todo:
+        name = _canonical(todo.pop())
+        if name in found:
+            continue
+        found.add(name)
+        for line in requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return found
+
+
+def _owners(module: str) -> set[str]:
+    """The distributions that install ``module``: by its top-level package, or, for a namespace
+    package several share (``llama_index``), by the files of each."""
+    from importlib.metadata import distribution, packages_distributions
+
+    parts = module.split(".")
+    candidates = set(packages_distributions().get(parts[0], []))
+    if len(candidates) <= 1:
+        return set(map(_canonical, candidates))
+    owners = set()
+    for name in candidates:
+        paths = {str(f).replace("\\", "/") for f in distribution(name).files or []}
+        if any(path.startswith("/".join(parts[:2]) + "/") for path in paths):
+            owners.add(_canonical(name))
+    return owners
+
+
+def _imported(code: str) -> set[str]:
+    """The modules a snippet imports."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("page", list(_ADAPTERS))
+def test_an_adapters_snippets_need_only_what_its_readme_installs(page: str) -> None:
+    """Issue 38, 3.9: the LangChain README's first snippet failed after ``pip install
+    langchain-bookend`` (No module named 'langchain_classic'). Each snippet imports only the
+    standard library, the adapter, what its distribution declares, and what a ``pip install``
+    line of the README before the snippet names."""
+    distribution, package = _ADAPTERS[page]
+    text = (ROOT / page).read_text(encoding="utf-8")
+    for i, code in enumerate(_BLOCK.findall(text)):
+        before = text[: text.index(code)]
+        named = {
+            word
+            for line in re.findall(r"pip install ([^`\n]+)", before)
+            for word in line.split()
+            if "[" not in word
+        }
+        allowed = set().union(_declared(distribution), *map(_declared, named))
+        for module in _imported(code):
+            if module.split(".")[0] in sys.stdlib_module_names or module.startswith(package):
+                continue
+            owners = _owners(module)
+            assert owners & allowed, f"{page}#{i} imports {module} ({owners}): not installed"
