@@ -221,8 +221,8 @@ def test_an_adapters_snippets_need_only_what_its_readme_installs(page: str) -> N
         named = {
             word
             for line in re.findall(r"pip install ([^`\n]+)", before)
-            for word in line.split()
-            if "[" not in word
+            for word in line.split("#", 1)[0].split()
+            if not word.startswith(".") and "[" not in word  # a folder here, or an extra
         }
         allowed = set().union(_declared(distribution), *map(_declared, named))
         for module in _imported(code):
@@ -230,3 +230,51 @@ def test_an_adapters_snippets_need_only_what_its_readme_installs(page: str) -> N
                 continue
             owners = _owners(module)
             assert owners & allowed, f"{page}#{i} imports {module} ({owners}): not installed"
+
+
+#: The pages whose shell blocks install bookend: the README, the docs site's landing page and the
+#: adapters' guides.
+_INSTALL_PAGES = ["README.md", "docs/index.md", *_ADAPTERS]
+
+
+def _installed(path: Path) -> list[str]:
+    """The arguments of every ``pip install`` line of the shell blocks of ``path`` (comments
+    left out)."""
+    blocks = re.findall(r"```bash\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+    return [
+        word
+        for block in blocks
+        for line in block.splitlines()
+        if line.strip().startswith("pip install ")
+        for word in shlex.split(line.split("#", 1)[0])[2:]
+    ]
+
+
+def _distribution_at(folder: Path) -> str:
+    """The name a ``pyproject.toml`` gives the distribution of ``folder``."""
+    text = (folder / "pyproject.toml").read_text(encoding="utf-8")
+    found = re.search(r'^name = "([^"]+)"', text, flags=re.M)
+    assert found is not None, folder
+    return found.group(1)
+
+
+@pytest.mark.parametrize("page", _INSTALL_PAGES)
+def test_every_install_line_works_before_the_package_index_has_bookend(page: str) -> None:
+    """Issue 38, 3.12: every ``pip install`` line of README named a distribution the package
+    index does not have. A shell block installs folders of this repository (with extras), each
+    holding a distribution; the index names stand beside them, in comments and prose."""
+    arguments = _installed(ROOT / page)
+    assert arguments, page
+    installed = set()
+    for argument in arguments:
+        folder = ROOT / argument.split("[", 1)[0]
+        assert argument.startswith("."), f"{page}: pip install {argument} is not a folder"
+        assert (folder / "pyproject.toml").is_file(), f"{page}: {argument}"
+        installed.add(_distribution_at(folder))
+    if page == "README.md":  # every distribution, each beside its index name
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert "not on the package index yet" in text
+        for folder in (ROOT, *(ROOT / "integrations").iterdir()):
+            if (folder / "pyproject.toml").is_file():
+                assert _distribution_at(folder) in installed
+                assert _distribution_at(folder) in text
