@@ -14,8 +14,7 @@ A short pipeline of named steps:
 4. **Race** (:mod:`~bookend_rag.lab.experiments.race`): batches of items judge the candidates still
    alive; the clearly-behind stop being scored, until the items or the budget run out.
 5. **Guard** (:func:`~bookend_rag.lab.decision.decide`): the best candidate replaces the default
-only
-   when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
+   only when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
    (``candidate_prob`` when every item has candidates, else ``gold_logprob``). Random shuffles are
    the report's baseline, never a choice.
 6. **Write** the chosen config with its provenance, the report and its figure
