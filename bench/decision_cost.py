@@ -2,10 +2,9 @@
 items at K = 10, first-token against full-continuation scoring, and the price of those tokens.
 
 For each suite and prompt, ``bookend tune --dry-run`` (:func:`bookend_rag.tune` with
-``dry_run=True``)
-bounds the model calls and their prompt tokens under SmolLM2's tokenizer (every candidate on
-every item; the race spends less). A served model is asked one request per call when the
-candidates differ in their first token (chat first-token scoring), and one request per distinct
+``dry_run=True``) bounds the model calls and their prompt tokens under SmolLM2's tokenizer (every
+candidate on every item; the race spends less). A served model is asked one request per call when
+the candidates differ in their first token (chat first-token scoring), and one request per distinct
 context ``prompt + c_<t`` when the full continuation is scored token by token (completions
 ``next-token``): those columns count the contexts from the candidates' tokens, each of which sends
 the prompt again (a server's prefix cache saves compute, not a hosted API's input bill). Prices are

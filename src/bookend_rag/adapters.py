@@ -8,6 +8,7 @@ and never touch the caller's objects unless annotations are asked for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from bookend_rag.config import PlacementConfig, validation_message
-from bookend_rag.errors import shown
+from bookend_rag.errors import not_the_callers, shown
 from bookend_rag.inputs import finite_floats, read_score
 from bookend_rag.place import Bookend, cached_placer
 from bookend_rag.placement.result import Placement
@@ -33,6 +34,7 @@ __all__ = [
     "PlacerCache",
     "finite_floats",
     "first_slot_annotations",
+    "not_the_callers",
     "one_line_errors",
     "read_score",
     "shown",
@@ -111,6 +113,23 @@ def top_n_as_top_k(settings: Mapping[str, Any]) -> dict[str, Any]:
     return given
 
 
+#: Where a clause of a one-line settings error names ``top_k``: at the start of each clause.
+_TOP_K_CLAUSE = re.compile(r"(?:^|(?<=; ))top_k=")
+
+
+@contextmanager
+def _top_n_named(given: object) -> Iterator[None]:
+    """Errors of settings ``given`` with ``top_n`` name ``top_n``, as the caller typed it, where
+    the check (of ``top_k``, which it is given as) names ``top_k``."""
+    if not (isinstance(given, Mapping) and "top_n" in given):
+        yield
+        return
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(_TOP_K_CLAUSE.sub("top_n=", str(exc))) from None
+
+
 class CheckedSettings(BaseModel):
     """What a pydantic adapter does to its settings: ``config=`` read (:func:`with_config`), and
     construction, assignment and :meth:`model_copy` checked, with one-line errors.
@@ -124,7 +143,7 @@ class CheckedSettings(BaseModel):
     """
 
     def __init__(self, **settings: Any) -> None:
-        with one_line_errors():
+        with _top_n_named(settings), one_line_errors():
             super().__init__(**with_config(top_n_as_top_k(settings)))
 
     @property
@@ -137,15 +156,16 @@ class CheckedSettings(BaseModel):
         self.top_k = value
 
     def __setattr__(self, name: str, value: Any) -> None:
+        typed = name
         if name == "top_n":
             name = "top_k"
         if self.model_config.get("frozen") and name in type(self).model_fields:
             raise ValueError(
-                f"{type(self).__name__} is immutable: {name}={shown(value)} cannot be set; "
-                f".model_copy(update={{{name!r}: ...}}) returns a copy with it (checked like "
+                f"{type(self).__name__} is immutable: {typed}={shown(value)} cannot be set; "
+                f".model_copy(update={{{typed!r}: ...}}) returns a copy with it (checked like "
                 "the constructor)"
             )
-        with one_line_errors():  # validated on assignment, say so in one line
+        with _top_n_named({typed: value}), one_line_errors():  # validated on assignment
             super().__setattr__(name, value)
 
     def model_copy(self: M, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> M:
@@ -155,9 +175,10 @@ class CheckedSettings(BaseModel):
         Raises:
             ValueError: an unknown setting or a bad value, named in the message.
         """
-        return validated_copy(
-            super().model_copy(deep=deep), None if update is None else _top_k_update(update)
-        )
+        with _top_n_named(update):
+            return validated_copy(
+                super().model_copy(deep=deep), None if update is None else _top_k_update(update)
+            )
 
 
 def _top_k_update(update: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Collection, Sequence
@@ -122,9 +123,17 @@ def _positive(option: str, value: int) -> int:
     return value
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from rank_bm25 import BM25Okapi
+#: What a command that needs the ``demo`` extra says when it is missing (the lab's commands say
+#: the same of theirs).
+_DEMO_HINT = 'install the optional extra: pip install "bookend-rag[demo]"'
 
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    try:
+        from rank_bm25 import BM25Okapi
+    except ImportError:
+        print(f"bookend demo: rank-bm25 not installed; {_DEMO_HINT}", file=sys.stderr)
+        return 2
     _positive("--k", args.k)
     plot = None if args.plot == "none" else plot_file(args.plot, "--plot")
     placer: Bookend[dict[str, str]] = Bookend(_model(args.model), text="text")
@@ -430,11 +439,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code. Errors in input print one line, exit 2."""
+    """Run the command line; returns the exit code. Errors in input print one line, exit 2; a
+    reader that stops reading the output (``bookend reorder - | head``) ends the command quietly,
+    exit 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at the interpreter's exit
+    except BrokenPipeError:
+        # Python's recipe (the signal module's docs): point stdout at devnull, so that the
+        # interpreter's own flush at exit does not fail again on the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except ValidationError as exc:
         print(f"bookend {args.command}: error: {validation_message(exc)}", file=sys.stderr)
         return 2

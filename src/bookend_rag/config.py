@@ -1,9 +1,8 @@
 """One :class:`PlacementConfig`: every placement setting, and a serialisable profile reference.
 
 :class:`~bookend_rag.Bookend` and the framework adapters are built on it, so a setting means the
-same
-everywhere, unknown settings are rejected, and a configuration round-trips through JSON, YAML and
-each framework's own serialisation.
+same everywhere, unknown settings are rejected, and a configuration round-trips through JSON, YAML
+and each framework's own serialisation.
 
 The profile reference (``model``) is stored in its serialisable form
 (:func:`bookend_rag.profiles.io.profile_ref`): a preset or published-curve name, a profile file path

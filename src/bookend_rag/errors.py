@@ -1,14 +1,18 @@
 """One-line errors from pydantic models: a ``ValidationError`` spans several lines, and every
-entry point promises a single line that names the parameter and its value."""
+entry point promises a single line that names the parameter and its value; and the line a warning
+names, the caller's (:func:`caller_stacklevel`)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Collection
 from typing import Any, ClassVar, TypeVar
 
+import pydantic
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["OneLineModel", "no_bool", "one_line", "shown"]
+__all__ = ["OneLineModel", "caller_stacklevel", "no_bool", "not_the_callers", "one_line", "shown"]
 
 M = TypeVar("M", bound="OneLineModel")
 
@@ -74,3 +78,34 @@ class OneLineModel(BaseModel):
             return super().model_validate(obj, **kwargs)
         except ValidationError as exc:
             raise ValueError(one_line(exc, cls.model_fields, cls.field_noun)) from None
+
+
+def _folder(file: str) -> str:
+    return os.path.dirname(os.path.abspath(file)) + os.sep
+
+
+#: The folders whose code is not the caller's: bookend's own and pydantic's (an adapter's settings
+#: are checked inside pydantic's machinery), and those :func:`not_the_callers` adds.
+_NOT_THE_CALLERS: list[str] = [_folder(__file__), _folder(pydantic.__file__)]
+
+
+def not_the_callers(*files: str) -> None:
+    """Count the package of each file (``__file__`` of a module in it) as bookend's own when a
+    warning looks for the caller's line: a framework adapter names its own package and its
+    framework's, so that a warning raised while they run names the line that called them."""
+    _NOT_THE_CALLERS.extend(
+        folder for folder in map(_folder, files) if folder not in _NOT_THE_CALLERS
+    )
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn``, in the function that calls it, of the first frame
+    outside bookend, pydantic and the packages :func:`not_the_callers` added: the line of the
+    caller's own code that led to the warning."""
+    frame = sys._getframe(1)
+    level = 1
+    inside = tuple(_NOT_THE_CALLERS)
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame = frame.f_back
+        level += 1
+    return level

@@ -52,6 +52,7 @@ from bookend_rag.tokens import (
     approx_token_count,
     approx_token_counts,
     counts_on_demand,
+    item_texts,
     make_token_counter,
     token_lengths,
     tokenizer_file,
@@ -150,7 +151,9 @@ class Bookend(Generic[T]):
             look-alikes, competition or source groups), the default's and a tokenizer's are
             taken when a placement's ``lengths`` are first read; a callable is called on every
             placement.
-        text: how to get an item's text (callable or attribute / key name); strings need none.
+        text: how to get an item's text (callable or attribute / key name); strings need none,
+            nor items with a ``text`` string (an attribute, as LlamaIndex's nodes have, or a
+            key), which is read as ``text="text"`` reads it.
         source: a source key per item (callable or attribute / key name): chunks sharing a key
             keep their original relative order. ``None`` keys are unconstrained.
         **settings: the other fields of :class:`~bookend_rag.PlacementConfig` (each described
@@ -169,7 +172,7 @@ class Bookend(Generic[T]):
         "_count",
         "_few",
         "_layout",
-        "_notice",
+        "_notices",
         "_profile",
         "_ranks",
         "_source",
@@ -180,7 +183,7 @@ class Bookend(Generic[T]):
 
     config: PlacementConfig
     _profile: InfluenceProfile
-    _notice: str | None
+    _notices: tuple[str, ...]
     _layout: Layout
     _token_counter: TokenCounterLike
     _count: TokenCounter
@@ -219,7 +222,8 @@ class Bookend(Generic[T]):
         ``settings`` (the fields of :class:`~bookend_rag.PlacementConfig`) override the config's:
         ``Bookend.from_config("tuned.json", budget=2000)`` places with the tuned settings and
         that budget. A ``model`` other than the one a tuned config was measured on warns
-        (:meth:`bookend_rag.TunedConfig.warn_if_other_model`).
+        (:meth:`bookend_rag.TunedConfig.warn_if_other_model`), and every placement's ``notes``
+        say so too.
 
         Raises:
             ValueError: one line naming ``config=`` and the value (a missing file, not JSON, not
@@ -227,11 +231,13 @@ class Bookend(Generic[T]):
         """
         tuned = load_config(config)
         chosen = tuned.config
+        other_model = None
         if settings:
-            tuned.warn_if_other_model(model=settings.get("model"))
+            other_model = tuned.warn_if_other_model(model=settings.get("model"))
             chosen = PlacementConfig(**{**dict(chosen), **settings})
         placer: Bookend[T] = cls.__new__(cls)
-        placer._adopt(chosen, token_counter, _getter(text, "text"), _getter(source, "source"), None)
+        reading = (token_counter, _getter(text, "text"), _getter(source, "source"))
+        placer._adopt(chosen, *reading, None, () if other_model is None else (other_model,))
         return placer
 
     def _adopt(
@@ -241,15 +247,17 @@ class Bookend(Generic[T]):
         text: Callable[[Any], Any] | None,
         source: Callable[[Any], Any] | None,
         model: ResolvedModel | None,
+        notes: tuple[str, ...] = (),
     ) -> None:
         """Take ``config`` and what follows from it: ``config.model``, checked when the config
-        was, is resolved (a file read) here, once, unless the caller already holds it."""
+        was, is resolved (a file read) here, once, unless the caller already holds it; its notice
+        and ``notes`` begin the notes of every placement."""
         if model is None:
             model = resolve_reference(config.model)
         set_slot = object.__setattr__
         set_slot(self, "config", config)
         set_slot(self, "_profile", model.profile)
-        set_slot(self, "_notice", model.notice)
+        set_slot(self, "_notices", notes if model.notice is None else (model.notice, *notes))
         set_slot(self, "_layout", config.layout)
         set_slot(self, "_token_counter", token_counter)
         counter = (
@@ -320,9 +328,11 @@ class Bookend(Generic[T]):
 
     def _derive(self, config: PlacementConfig) -> Bookend[T]:
         placer: Bookend[T] = Bookend.__new__(type(self))
-        same_model = config.model == self.config.model
-        model = ResolvedModel(self._profile, self._notice) if same_model else None
-        placer._adopt(config, self._token_counter, self._text, self._source, model)
+        reading = (self._token_counter, self._text, self._source)
+        if config.model == self.config.model:
+            placer._adopt(config, *reading, ResolvedModel(self._profile), self._notices)
+        else:
+            placer._adopt(config, *reading, None)
         return placer
 
     @property
@@ -443,15 +453,16 @@ class Bookend(Generic[T]):
         self, raw: FloatArray | list[float] | None, scores: Sequence[float | None] | None
     ) -> list[str]:
         """The notes of every placement: the notice of a model bookend knows no architecture
-        for, and that the scores were not used when one of several is missing."""
-        notes = [] if self._notice is None else [self._notice]
+        for, that of a tuned config used with another model, and that the scores were not used
+        when one of several is missing."""
+        notes = list(self._notices)
         if raw is None and scores is not None and len(scores):
             notes.append(_missing_scores_note(scores))
         return notes
 
     def _texts(self, items: list[T]) -> list[Any]:
-        """Each item's text (``text``), or the items themselves."""
-        return items if self._text is None else [self._text(item) for item in items]
+        """Each item's text (:func:`~bookend_rag.tokens.item_texts`)."""
+        return item_texts(items, self._text)
 
     def _deferred_lengths(self, items: list[T]) -> Numbers | None:
         """The lengths of a placement whose order they cannot move: all 1 with

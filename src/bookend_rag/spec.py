@@ -25,6 +25,7 @@ from bookend_rag.theory import MAX_DEPTH
 
 __all__ = [
     "DEFAULT_PRESET",
+    "UNMEASURED_ORDER",
     "ModelName",
     "ModelSpec",
     "available_presets",
@@ -185,6 +186,15 @@ def _misspelling_of(normal: str) -> list[str]:
     return sorted(found, key=lambda k: (found[k], k))[:3]
 
 
+#: What a model bookend has not measured gets under the default layout, in the words README,
+#: ``explain()`` and the unknown-model notice share: the theory's profiles all weigh the slots
+#: less from front to back there.
+UNMEASURED_ORDER = (
+    "the relevance order (the most relevant chunk first, the others in falling relevance: the "
+    "retriever's order only when the retriever sorts by score)"
+)
+
+
 @dataclass(frozen=True)
 class ModelName:
     """What bookend knows about a model name (:func:`resolve_model_name`).
@@ -216,8 +226,8 @@ class ModelName:
             "it with `bookend tune --endpoint ...`, to place it by its own profile"
         )
         return (
-            f"bookend knows no architecture for {self.name!r}{what}: placed with the default "
-            f"order; {how}"
+            f"bookend has not measured and knows no architecture for {self.name!r}{what}: placed "
+            f"with the default order, under the default layout {UNMEASURED_ORDER}; {how}"
         )
 
 

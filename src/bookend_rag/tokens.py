@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence, Sized
+from collections.abc import Callable, Mapping, Sequence, Sized
 from functools import partial
 from numbers import Real
 from pathlib import Path
@@ -21,6 +21,8 @@ __all__ = [
     "approx_token_count",
     "approx_token_counts",
     "counts_on_demand",
+    "item_text",
+    "item_texts",
     "load_tokenizer",
     "make_token_counter",
     "token_lengths",
@@ -90,16 +92,36 @@ def approx_token_counts(texts: list[str]) -> list[int]:
     return [(len(text) + up) // per or 1 for text in texts]
 
 
+def item_text(item: Any) -> Any:
+    """The text of an item read without ``text=``: a string is its own; any other item's is its
+    ``text`` attribute (LlamaIndex's nodes, most chunk types) or, for a mapping, its ``"text"``
+    key, as ``text="text"`` reads it; ``None`` when it has neither."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        return item.get("text")
+    return getattr(item, "text", None)
+
+
+def item_texts(items: list[Any], text: Callable[[Any], Any] | None) -> list[Any]:
+    """Each item's text: ``text(item)``; without ``text``, the items themselves when all are
+    strings, else each one's :func:`item_text`."""
+    if text is not None:
+        return [text(item) for item in items]
+    return items if all_strings(items) else [item_text(item) for item in items]
+
+
 def token_lengths(
-    items: Sequence[Any], count: TokenCounter, text: Callable[[Any], Any] | None
+    items: list[Any], count: TokenCounter, text: Callable[[Any], Any] | None
 ) -> FloatArray:
-    """Per item the tokens ``count`` finds in its text (``text(item)``, or the item itself), at
-    least one: an empty text still takes a slot in the prompt.
+    """Per item the tokens ``count`` finds in its text (:func:`item_texts`), at least one: an
+    empty text still takes a slot in the prompt.
 
     Raises:
-        ValueError: an item, or what ``text`` returns for it, that is not a string.
+        ValueError: an item without a text string, or what ``text`` returns for it that is not a
+            string.
     """
-    texts = items if text is None else [text(item) for item in items]
+    texts = item_texts(items, text)
     if count is approx_token_count:
         chars = _string_lengths(texts)
         if chars is not None:
@@ -119,8 +141,8 @@ def token_lengths(
                     f"text= must return a string, got {value!r} for items[{i}] of type {kind}"
                 )
             raise ValueError(
-                f"cannot count tokens of items[{i}] of type {kind}: pass lengths=, or text= "
-                "naming how to get its text"
+                f"cannot count tokens of items[{i}] of type {kind}: it is not a string and has no "
+                "'text' string; pass lengths=, or text= naming how to get its text"
             )
         counts.append(count(value))
     return np.maximum(np.array(counts, dtype=np.float64), 1.0)

@@ -87,9 +87,10 @@ class TunedConfig:
         sha256: str | None = None,
         in_use: str | None = None,
         stacklevel: int = 2,
-    ) -> bool:
+    ) -> str | None:
         """Warn (``UserWarning``, naming both models) when the config is used with a model other
-        than the one it was tuned on, and say whether it did.
+        than the one it was tuned on, and return the warning's line (``None`` when it did not
+        warn), which a placer adds to ``Placement.notes``.
 
         ``model`` is the model the caller names instead (a ``model=`` setting that overrides the
         config's profile): another model unless it is the config's own profile, the recorded id,
@@ -107,15 +108,14 @@ class TunedConfig:
             weights = "the weights in use" if in_use is None else f"the weights in use ({in_use!r})"
             problems.append(f"{weights} have sha256 {sha256}")
         if not problems:
-            return False
+            return None
         where = "" if self.source is None else f"config={self.source!r}: "
-        warnings.warn(
+        line = (
             f"{where}tuned on model {tuned_on!r} (sha256 {recorded}), but "
-            f"{' and '.join(problems)}: the tuned choice was measured on {tuned_on!r} only",
-            UserWarning,
-            stacklevel=stacklevel + 1,
+            f"{' and '.join(problems)}: the tuned choice was measured on {tuned_on!r} only"
         )
-        return True
+        warnings.warn(line, UserWarning, stacklevel=stacklevel + 1)
+        return line
 
     @property
     def template_sha256(self) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -27,6 +29,40 @@ def test_demo_prints_the_placement_and_writes_a_plot(
     assert "vs alternate order" in out
     assert "prompt order:" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_without_its_extra_names_it_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38, 3.3: it ended in a traceback (No module named 'rank_bm25')."""
+    monkeypatch.setitem(sys.modules, "rank_bm25", None)  # an import of it fails, as uninstalled
+    assert main(["demo", "--plot", "none"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "bookend demo: rank-bm25 not installed; install the optional extra: pip install "
+        '"bookend-rag[demo]"\n'
+    )
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly() -> None:
+    """Issue 38, 3.4: ``bookend reorder - | head -c 10`` ended in a BrokenPipeError traceback. The
+    pipe's reading end is closed before the command writes, as ``head`` closes it."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "bookend_rag.cli", "reorder", "-"],
+            input=json.dumps([f"chunk {i}" for i in range(50)]).encode(),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.stderr.decode() == ""
+    assert result.returncode == 1
 
 
 def test_profile_json_and_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

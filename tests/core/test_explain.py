@@ -5,6 +5,8 @@ tied slot weights keep relevance order."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import numpy.typing as npt
 
@@ -106,3 +108,21 @@ def test_a_profile_kind_says_in_describe_what_explain_calls_it() -> None:
     own = bookend_rag.reorder(ITEMS, SCORES, model=_Described(), suffix_tokens=0).explain()
     assert "decided by: uniform curve linear, bookend view" in own
     assert "(chunks fill the sequence: the final chunk holds the answer's token)" in own
+
+
+def test_an_unknown_model_is_named_first_with_what_was_used() -> None:
+    """Issue 38, 3.2: explain() began with the default profile's line and named the fallback only
+    in a note at the bottom."""
+    from bookend_rag.spec import UNMEASURED_ORDER
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the notice's warning: its text is checked below
+        placement = bookend_rag.reorder(ITEMS, [0.1, 0.9, 0.5, 0.3, 0.2], model="acme-explain-v2")
+    first, second = placement.explain().splitlines()[:2]
+    assert first == f"note: {placement.notes[0]}"
+    assert first.startswith(
+        "note: bookend has not measured and knows no architecture for 'acme-explain-v2': "
+        f"placed with the default order, under the default layout {UNMEASURED_ORDER}; "
+    )
+    assert second == f"profile: {bookend_rag.DEFAULT_MODEL} (H=32, alpha=0.03125)"
+    assert placement.order == (1, 2, 3, 4, 0)  # what the note says: the relevance order

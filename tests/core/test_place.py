@@ -169,6 +169,36 @@ def test_model_forms_and_layout() -> None:
     assert "the final chunk holds the Recency Delta" in view.explain()
 
 
+@dataclass
+class _Chunk:
+    """A chunk type of the caller's own, with its text where most hold it."""
+
+    text: str
+    page: int = 0
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["small-k", "array-path"])
+def test_items_with_a_text_string_need_no_text_setting(small: bool) -> None:
+    """Issue 38, 3.10: README said reorder takes "objects with text=", and an object with a
+    ``.text`` string was refused unless ``text="text"`` was passed; it is read as that reads it,
+    on every path (the small-K shortcut, the arrays, look-alikes)."""
+    texts = [f"passage {i} " + "word " * (7 * i % 11) for i in range(5 if small else 80)]
+    scores = [float((3 * i) % 7) for i in range(len(texts))]
+    objects = [_Chunk(text) for text in texts]
+    mappings = [{"text": text, "id": i} for i, text in enumerate(texts)]
+    as_strings = reorder(texts, scores, model="smollm2-135m")
+    for items in (objects, mappings):
+        placement = reorder(items, scores, model="smollm2-135m")
+        assert placement.order == as_strings.order
+        assert placement.lengths.tolist() == as_strings.lengths.tolist()
+        assert placement.items == [items[i] for i in as_strings.order]  # the caller's objects
+        assert placement.order == reorder(items, scores, model="smollm2-135m", text="text").order
+    twins = [_Chunk("the same text"), _Chunk("the same text")]
+    assert reorder(twins, [0.2, 0.9], drop_lookalikes=True).dropped_as_lookalikes == (0,)
+    with pytest.raises(ValueError, match=r"items\[0\] of type _Chunk: it is not a string"):
+        reorder([_Chunk(None), _Chunk("b")], [0.2, 0.9])  # type: ignore[arg-type]
+
+
 def test_strategies_compare_with_the_framework_patterns() -> None:
     items, scores = list("abcdef"), [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
     assert reorder(items, scores, strategy="alternate").order == (0, 2, 4, 5, 3, 1)

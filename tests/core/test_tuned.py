@@ -113,6 +113,31 @@ def test_a_tuned_config_used_with_another_model_warns_naming_both(tmp_path: Path
         assert tuned.warn_if_other_model(sha256="cd" * 32, in_use="other")
 
 
+def test_a_tuned_config_with_another_model_says_so_in_the_notes_and_explain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38, 3.8: only the warning said so; a placement kept, logged or explained later did
+    not. Every placement of the placer carries the line, a placer derived with the same model
+    too, and the CLI's JSON holds it."""
+    path = _tuned(tmp_path / "tuned.json")
+    with pytest.warns(UserWarning, match="tuned on model") as caught:
+        placement = bookend_rag.reorder(CHUNKS, SCORES, config=path, model="qwen2.5-7b")
+    line = str(caught[0].message)
+    with pytest.warns(UserWarning, match="tuned on model"):
+        placer = bookend_rag.Bookend.from_config(path, model="qwen2.5-7b")
+    assert placement.notes == (line,)
+    assert f"note: {line}" in placement.explain()
+    assert placer.place(CHUNKS, SCORES).notes == (line,)
+    assert placer.with_settings(top_k=2).place(CHUNKS, SCORES).notes == (line,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert bookend_rag.reorder(CHUNKS, SCORES, config=path, model="gpt2").notes == ()
+        chunks = tmp_path / "chunks.json"
+        chunks.write_text(json.dumps(CHUNKS), encoding="utf-8")
+        assert main(["reorder", str(chunks), "--config", str(path), "--model", "qwen2.5-7b"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == [line]
+
+
 def test_the_cli_reorders_with_a_config_file_and_its_options_override(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

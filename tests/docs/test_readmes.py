@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,190 @@ def test_the_shell_commands_of_the_guides_parse(page: str) -> None:
     parser = build_parser()
     for argv in commands:
         parser.parse_args(argv)  # an unknown or misspelt option exits with status 2
+
+
+def _section(text: str, heading: str) -> str:
+    """The text of the README section under ``heading``, its lines joined by spaces."""
+    body = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+    return " ".join(body.split())
+
+
+def test_what_an_unmeasured_model_gets_is_said_once_the_same_way() -> None:
+    """Issue 38, 3.1: "What the default does" said the most relevant chunk goes first, "Measure
+    your model" that an unmeasured model keeps the retriever's order; the two agree only for a
+    retriever that sorts by score. Both say the sentence the unknown-model notice says."""
+    from bookend_rag.spec import UNMEASURED_ORDER
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for heading in ("## What the default does", "## Measure your model"):
+        section = _section(text, heading)
+        assert f"has not measured gets {UNMEASURED_ORDER}" in section, heading
+        assert "keeps your retriever's order" not in section, heading
+
+
+def test_what_reorder_takes_is_what_the_readme_says() -> None:
+    """Issue 38, 3.10: README said reorder takes "objects with `text=`", and an object with a
+    ``text`` attribute was refused without it. The sentence's three kinds of item are placed."""
+    import bookend_rag
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "`reorder` takes any items (strings, objects with a `text` string as an attribute or a "
+        "key, or any other with `text=` naming how to read it"
+    ) in text
+
+    class Attribute:
+        text = "a chunk"
+
+    class Other:
+        page_content = "a chunk"
+
+    for items, settings in [
+        (["a chunk", "another"], {}),
+        ([Attribute(), Attribute()], {}),
+        ([{"text": "a chunk"}, {"text": "another"}], {}),
+        ([Other(), Other()], {"text": "page_content"}),
+        ([Other(), Other()], {"text": lambda item: item.page_content}),
+    ]:
+        assert bookend_rag.reorder(items, [0.2, 0.9], **settings).order == (1, 0)
+
+
+#: Each adapter's README, the distribution it documents and the package that installs.
+_ADAPTERS = {
+    "integrations/langchain/README.md": ("langchain-bookend", "langchain_bookend"),
+    "integrations/llama_index/README.md": (
+        "llama-index-postprocessor-bookend",
+        "llama_index.postprocessor.bookend",
+    ),
+    "integrations/haystack/README.md": (
+        "bookend-haystack",
+        "haystack_integrations.components.rankers.bookend",
+    ),
+}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared(distribution: str) -> set[str]:
+    """``distribution`` and every distribution its requirements pull in, extras left out: what
+    ``pip install <distribution>`` alone installs."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    found: set[str] = set()
+    todo = [distribution]
+    while todo:
+        name = _canonical(todo.pop())
+        if name in found:
+            continue
+        found.add(name)
+        for line in requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return found
+
+
+def _owners(module: str) -> set[str]:
+    """The distributions that install ``module``: by its top-level package, or, for a namespace
+    package several share (``llama_index``), by the files of each."""
+    from importlib.metadata import distribution, packages_distributions
+
+    parts = module.split(".")
+    candidates = set(packages_distributions().get(parts[0], []))
+    if len(candidates) <= 1:
+        return set(map(_canonical, candidates))
+    owners = set()
+    for name in candidates:
+        paths = {str(f).replace("\\", "/") for f in distribution(name).files or []}
+        if any(path.startswith("/".join(parts[:2]) + "/") for path in paths):
+            owners.add(_canonical(name))
+    return owners
+
+
+def _imported(code: str) -> set[str]:
+    """The modules a snippet imports."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("page", list(_ADAPTERS))
+def test_an_adapters_snippets_need_only_what_its_readme_installs(page: str) -> None:
+    """Issue 38, 3.9: the LangChain README's first snippet failed after ``pip install
+    langchain-bookend`` (No module named 'langchain_classic'). Each snippet imports only the
+    standard library, the adapter, what its distribution declares, and what a ``pip install``
+    line of the README before the snippet names."""
+    distribution, package = _ADAPTERS[page]
+    text = (ROOT / page).read_text(encoding="utf-8")
+    for i, code in enumerate(_BLOCK.findall(text)):
+        before = text[: text.index(code)]
+        named = {
+            word
+            for line in re.findall(r"pip install ([^`\n]+)", before)
+            for word in line.split("#", 1)[0].split()
+            if not word.startswith(".") and "[" not in word  # a folder here, or an extra
+        }
+        allowed = set().union(_declared(distribution), *map(_declared, named))
+        for module in _imported(code):
+            if module.split(".")[0] in sys.stdlib_module_names or module.startswith(package):
+                continue
+            owners = _owners(module)
+            assert owners & allowed, f"{page}#{i} imports {module} ({owners}): not installed"
+
+
+#: The pages whose shell blocks install bookend: the README, the docs site's landing page and the
+#: adapters' guides.
+_INSTALL_PAGES = ["README.md", "docs/index.md", *_ADAPTERS]
+
+
+def _installed(path: Path) -> list[str]:
+    """The arguments of every ``pip install`` line of the shell blocks of ``path`` (comments
+    left out)."""
+    blocks = re.findall(r"```bash\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+    return [
+        word
+        for block in blocks
+        for line in block.splitlines()
+        if line.strip().startswith("pip install ")
+        for word in shlex.split(line.split("#", 1)[0])[2:]
+    ]
+
+
+def _distribution_at(folder: Path) -> str:
+    """The name a ``pyproject.toml`` gives the distribution of ``folder``."""
+    text = (folder / "pyproject.toml").read_text(encoding="utf-8")
+    found = re.search(r'^name = "([^"]+)"', text, flags=re.M)
+    assert found is not None, folder
+    return found.group(1)
+
+
+@pytest.mark.parametrize("page", _INSTALL_PAGES)
+def test_every_install_line_works_before_the_package_index_has_bookend(page: str) -> None:
+    """Issue 38, 3.12: every ``pip install`` line of README named a distribution the package
+    index does not have. A shell block installs folders of this repository (with extras), each
+    holding a distribution; the index names stand beside them, in comments and prose."""
+    arguments = _installed(ROOT / page)
+    assert arguments, page
+    installed = set()
+    for argument in arguments:
+        folder = ROOT / argument.split("[", 1)[0]
+        assert argument.startswith("."), f"{page}: pip install {argument} is not a folder"
+        assert (folder / "pyproject.toml").is_file(), f"{page}: {argument}"
+        installed.add(_distribution_at(folder))
+    if page == "README.md":  # every distribution, each beside its index name
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert "not on the package index yet" in text
+        for folder in (ROOT, *(ROOT / "integrations").iterdir()):
+            if (folder / "pyproject.toml").is_file():
+                assert _distribution_at(folder) in installed
+                assert _distribution_at(folder) in text

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import inspect
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -403,3 +404,20 @@ def test_the_default_model_is_reorders() -> None:
     assert ranker.run(docs)["documents"] == _core(docs)
     assert "bookend_rag.DEFAULT_MODEL" in (BookendRanker.__doc__ or "")
     assert "profile" in ranker.place(docs).explain()
+
+
+def test_the_unknown_model_warning_names_the_users_line() -> None:
+    """Issue 38, 3.7: it named the ranker's own line; the model is resolved at the first run,
+    called by the user or by a pipeline."""
+    documents = [Document(content="a", score=0.2), Document(content="b", score=0.9)]
+    pipeline = Pipeline()
+    pipeline.add_component("ranker", BookendRanker(model="acme-haystack-pipeline-v7"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        BookendRanker(model="acme-haystack-chat-v7").run(documents=documents)
+        pipeline.run({"ranker": {"documents": documents}})
+    assert [str(w.message).split("'")[1] for w in caught] == [
+        "acme-haystack-chat-v7",
+        "acme-haystack-pipeline-v7",
+    ]
+    assert {w.filename for w in caught} == {__file__}

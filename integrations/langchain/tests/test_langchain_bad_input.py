@@ -51,6 +51,9 @@ BAD_SETTINGS = [
     pytest.param({"budget": 0}, "budget=0", id="budget-0"),
     pytest.param({"top_k": 0}, "top_k=0", id="top_k-0"),
     pytest.param({"top_k": True}, "top_k=True", id="top_k-bool"),
+    # Issue 38, 3.6: top_n, the name LangChain's rerankers use, was reported as top_k.
+    pytest.param({"top_n": 0}, "top_n=0", id="top_n-0"),
+    pytest.param({"top_n": -1, "budget": 0}, "top_n=-1", id="top_n-and-budget"),
     pytest.param({"model": "lama-3.1-8b"}, "lama-3.1-8b", id="model-misspelt"),
     pytest.param({"strategy": "random"}, "strategy='random'", id="strategy"),
     pytest.param({"prefix_tokens": -1}, "prefix_tokens=-1", id="prefix_tokens"),
@@ -111,6 +114,7 @@ def test_model_copy_refuses_an_update_that_is_not_a_mapping(
 
 def test_assignment_refuses_in_one_line(bad_input: Any) -> None:
     bad_input.refused(lambda: setattr(BookendReorder(), "top_k", 3), "top_k=3")
+    bad_input.refused(lambda: setattr(BookendReorder(), "top_n", 3), "top_n=3 cannot be set")
 
 
 # What invoke() receives.

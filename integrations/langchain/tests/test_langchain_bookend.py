@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -316,6 +317,16 @@ def test_assignment_points_to_model_copy() -> None:
     reorder = BookendReorder()
     with pytest.raises(ValueError, match=r"immutable: top_k=3 cannot be set; \.model_copy\("):
         reorder.top_k = 3
-    with pytest.raises(ValueError, match=r"top_k=3 cannot be set"):
-        reorder.top_n = 3
+    with pytest.raises(ValueError, match=r"top_n=3 cannot be set; \.model_copy\(update=\{'top_n'"):
+        reorder.top_n = 3  # named as typed (issue 38, 3.6)
     assert reorder.top_k is None
+
+
+def test_the_unknown_model_warning_names_the_users_line() -> None:
+    """Issue 38, 3.7: it named pydantic's ``_model_construction.py``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        BookendReorder(model="acme-langchain-chat-v7")  # a name bookend knows no architecture for
+    [warning] = caught
+    assert "'acme-langchain-chat-v7'" in str(warning.message)
+    assert warning.filename == __file__

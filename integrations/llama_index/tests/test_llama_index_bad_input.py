@@ -53,6 +53,9 @@ def _from_dict(settings: dict[str, Any]) -> BookendNodePostprocessor:
 BAD_SETTINGS = [
     pytest.param({"top_k": 0}, "top_k=0", id="top_k-0"),
     pytest.param({"top_k": 2.5}, "top_k=2.5", id="top_k-float"),
+    # Issue 38, 3.6: top_n, the name LlamaIndex's rerankers use, was reported as top_k.
+    pytest.param({"top_n": -1}, "top_n=-1", id="top_n-negative"),
+    pytest.param({"top_n": 0, "budget": 0}, "top_n=0", id="top_n-and-budget"),
     pytest.param({"budget": 0}, "budget=0", id="budget-0"),
     pytest.param({"budget": True}, "budget=True", id="budget-bool"),
     pytest.param({"model": "lama-3.1-8b"}, "lama-3.1-8b", id="model-misspelt"),

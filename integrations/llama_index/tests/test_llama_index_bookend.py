@@ -7,6 +7,7 @@ import copy
 import hashlib
 import json
 import math
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -344,5 +345,15 @@ def test_top_n_is_top_k_as_in_llama_index_rerankers() -> None:
     assert _llm_texts(post.postprocess_nodes(nodes)) == _core(nodes, top_k=3)
     post.top_n = 2  # validated on assignment, as LlamaIndex's settings are
     assert post.top_k == 2
-    with pytest.raises(ValueError, match="top_k=0"):
+    with pytest.raises(ValueError, match=r"^top_n=0: "):  # named as typed (issue 38, 3.6)
         post.top_n = 0
+
+
+def test_the_unknown_model_warning_names_the_users_line() -> None:
+    """Issue 38, 3.7: it named pydantic's ``_model_construction.py``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        BookendNodePostprocessor(model="acme-llama-index-chat-v7")
+    [warning] = caught
+    assert "'acme-llama-index-chat-v7'" in str(warning.message)
+    assert warning.filename == __file__

@@ -1,4 +1,4 @@
-"""The lab: everything that runs a model (the ``validate`` extra: torch, transformers).
+"""The lab: everything that runs a model (the ``lab`` extra: torch, transformers).
 
 The lab imports the core (:mod:`bookend_rag`) and is never imported by it: the core reaches
 ``bookend_rag.evaluate``, ``bookend_rag.tune`` and the ``bookend validate``, ``calibrate``,
@@ -10,18 +10,16 @@ loaded on first use. Layers, top down:
 
 - :mod:`~bookend_rag.lab.cli`: the subcommands; parse and call one experiment.
 - :mod:`~bookend_rag.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``,
-  ``tune``:
-  library functions, each a short pipeline of named steps.
+  ``tune``: library functions, each a short pipeline of named steps.
 - :mod:`~bookend_rag.lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
 - :mod:`~bookend_rag.lab.fitting`: fits of the theory and of profiles, the held-back check.
 - :mod:`~bookend_rag.lab.influence`: the Jacobian-norm influence measurement of the validator.
 - :mod:`~bookend_rag.lab.reorderers`, :mod:`~bookend_rag.lab.frameworks`: the orders compared
-  (bookend,
-  LangChain, LlamaIndex, Haystack, retrieval order, random, oracle).
+  (bookend, LangChain, LlamaIndex, Haystack, retrieval order, random, oracle).
 - :mod:`~bookend_rag.lab.metrics`: per-item metrics of a scored prompt;
   :mod:`~bookend_rag.lab.stats`: every interval.
 - :mod:`~bookend_rag.lab.items`: one item type, one prompt renderer, the suites (``hard``,
-  ``lookup``, ``nq``) and the JSONL format.
+  ``lookup``, ``nq``, ``records``) and the JSONL format.
 - :mod:`~bookend_rag.lab.retrieval`: BM25, MiniLM or given scores rank an item's documents.
 - :mod:`~bookend_rag.lab.models`: the scorer interface, the call cache, local weights.
 - :mod:`~bookend_rag.lab.progress`, :mod:`~bookend_rag.lab.deps`: progress bars; the extra's import

@@ -3,12 +3,11 @@
 A strategy sees what a pipeline sees: the K retrieved documents in retrieval order (index 0 is the
 top result) with their scores, token lengths and texts, and returns the prompt order as indices
 into that list (a :class:`Reorderer`). :func:`eval_strategies` builds the set ``bookend eval``
-compares:
-bookend with the theory spec, its rank-only form, one bookend per given profile or placement
-config, the frameworks' reorderers (:mod:`~bookend_rag.lab.frameworks`), retrieval order and its
-reverse. Two strategies are built per item by the run: the seeded random shuffle
-(:func:`random_orders`, several draws averaged) and the oracle (:func:`best_slot_order`, which
-knows where the gold document is); a slot measurement moves the gold document through the slots
+compares: bookend with the theory spec, its rank-only form, one bookend per given profile or
+placement config, the frameworks' reorderers (:mod:`~bookend_rag.lab.frameworks`), retrieval order
+and its reverse. Two strategies are built per item by the run: the seeded random shuffle
+(:func:`random_orders`, several draws averaged) and the oracle (:func:`best_slot_order`, which knows
+where the gold document is); a slot measurement moves the gold document through the slots
 (:func:`gold_at_slot`).
 """
 

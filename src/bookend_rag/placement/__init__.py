@@ -16,8 +16,7 @@ weigher, source groups, the objective) and returns an order:
 :mod:`~bookend_rag.placement.linear` says which optimiser solves which problem,
 :mod:`~bookend_rag.placement.strategies` names the strategies (``bookend`` and the fixed patterns of
 :mod:`~bookend_rag.placement.orders`), :mod:`~bookend_rag.placement.groups` keeps source groups in
-order,
-:mod:`~bookend_rag.placement.selection` applies ``top_k`` and the budget first,
+order, :mod:`~bookend_rag.placement.selection` applies ``top_k`` and the budget first,
 :mod:`~bookend_rag.placement.result` holds the :class:`~bookend_rag.Placement` a caller gets back,
 and :mod:`~bookend_rag.placement.explanation` says what it did (``explain()``, the baselines).
 

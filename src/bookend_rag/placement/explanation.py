@@ -83,7 +83,10 @@ def explain(placement: Placement[Any], previews: Sequence[str] | None = None) ->
         if layout.suffix_tokens == 0
         else f"{final} falls after the chunks, on the suffix"
     )
-    lines = [
+    # The notes first: what could not apply (a model bookend has not measured, a missing score)
+    # changes how the rest reads.
+    lines = [f"note: {note}" for note in placement.notes]
+    lines += [
         f"profile: {profile.name}",
         f"layout: prefix={layout.prefix_tokens} suffix={layout.suffix_tokens} tokens ({view})",
         f"strategy: {placement.strategy}",
@@ -122,7 +125,6 @@ def explain(placement: Placement[Any], previews: Sequence[str] | None = None) ->
     for name, value in placement.baselines.items():
         lines.append(f"  vs {name:<9} order: {value:.4f} ({_relative(objective, value)})")
     lines += _dropped(placement)
-    lines.extend(f"note: {note}" for note in placement.notes)
     return "\n".join(lines)
 
 

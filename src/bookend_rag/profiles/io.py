@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import warnings
 from collections.abc import Mapping
 from functools import lru_cache
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeAlias
 
 from bookend_rag.datafiles import load_data_json
+from bookend_rag.errors import caller_stacklevel
 from bookend_rag.profiles.base import InfluenceProfile, StoredProfile
 from bookend_rag.profiles.fitted import FITTED_KIND, FittedProfile
 from bookend_rag.profiles.measured import measured_file
@@ -198,24 +198,8 @@ def resolve_reference(ref: ProfileRef) -> ResolvedModel:
     resolved = _named(ref)
     if resolved.notice is not None and ref not in _NOTIFIED:
         _NOTIFIED.add(ref)
-        warnings.warn(resolved.notice, UserWarning, stacklevel=_caller_level())
+        warnings.warn(resolved.notice, UserWarning, stacklevel=caller_stacklevel())
     return resolved
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside bookend, so that a warning names the
-    caller's line, not bookend's."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-        _PACKAGE
-    ):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 #: The names whose notice was issued in this process (:func:`resolve_reference`).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import langchain_core
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
@@ -18,11 +19,16 @@ from bookend_rag.adapters import (
     FrameworkAdapter,
     finite_floats,
     first_slot_annotations,
+    not_the_callers,
     read_score,
     shown,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
+
+# A warning raised while a reorderer is built or called (a model bookend knows no architecture
+# for) names the user's line, not this package's or LangChain's.
+not_the_callers(__file__, langchain_core.__file__)
 
 #: What :meth:`BookendReorder.invoke` takes: the documents (or ``(Document, score)`` pairs), or a
 #: mapping with them and the question.

@@ -5,8 +5,7 @@ experiment of :mod:`bookend_rag.lab.experiments`; nothing here imports torch.
 - :mod:`~bookend_rag.lab.cli.calibrate`: ``bookend calibrate`` (slot table and fitted profile).
 - :mod:`~bookend_rag.lab.cli.eval`: ``bookend eval`` (does placement help on your model and data?).
 - :mod:`~bookend_rag.lab.cli.tune`: ``bookend tune`` (the placement for your model and data, chosen
-  by
-  measurement).
+  by measurement).
 - :mod:`~bookend_rag.lab.cli.runs`: the arguments ``eval`` and ``tune`` share, and the run spec
   they and ``calibrate`` build from theirs.
 - :mod:`~bookend_rag.lab.cli.endpoint`: the served model's options, and the scorer spec that they

@@ -7,8 +7,7 @@
   :mod:`~bookend_rag.lab.experiments.folds`, :mod:`~bookend_rag.lab.experiments.measured_slots`,
   :mod:`~bookend_rag.lab.experiments.candidates`, :mod:`~bookend_rag.lab.experiments.race`, and
   :mod:`~bookend_rag.lab.experiments.budget` and :mod:`~bookend_rag.lab.experiments.judging`, what
-  they
-  share.
+  they share.
 - :mod:`~bookend_rag.lab.experiments.trials`: the steps ``evaluate`` and ``tune`` chain (rank, plan,
   score, record, curve, oracle), for any experiment that compares orders of items.
 - :mod:`~bookend_rag.lab.experiments.runspec`: :class:`RunSpec`, the items and prompt that

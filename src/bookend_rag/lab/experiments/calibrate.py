@@ -10,9 +10,8 @@ document's token span inside the documents block
 Then, on the cells not held back: the slot table of the largest K
 (:func:`~bookend_rag.lab.fitting.slots.slot_profile`), the fitted profile
 (:func:`~bookend_rag.lab.fitting.profile.fit_outcomes`); on the held-back cells, the prediction
-check
-(:mod:`bookend_rag.lab.fitting.holdout`). A refit reads the outcomes of earlier reports instead of
-measuring. The report's fields: :mod:`bookend_rag.lab.report.calibration`.
+check (:mod:`bookend_rag.lab.fitting.holdout`). A refit reads the outcomes of earlier reports
+instead of measuring. The report's fields: :mod:`bookend_rag.lab.report.calibration`.
 """
 
 from __future__ import annotations

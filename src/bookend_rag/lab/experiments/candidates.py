@@ -20,8 +20,7 @@ With ``theory`` the model's theory spec and ``K`` the run's number of documents:
 - ``fitted``: the parametric profile (primacy, a recency window in tokens, a floor:
   :class:`~bookend_rag.FittedProfile`) fitted to the same measurement's outcomes, cross-fitted the
   same way (:meth:`~bookend_rag.lab.experiments.measured_slots.SlotMeasurement.fit`), placed with
-  the
-  default settings otherwise, as the shipped measured profiles are.
+  the default settings otherwise, as the shipped measured profiles are.
 
 The two measured candidates are *cross-fitted*: one config per fold, and the pooled one (measured
 on every fold) is what choosing them writes. One is left out when its pooled config or any fold's

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
+from bookend_rag.lab import deps
 from bookend_rag.lab.experiments.cost import estimate
 from bookend_rag.lab.experiments.reuse import CHECKED, load_known_scores
 from bookend_rag.lab.experiments.runspec import RunSpec
@@ -118,10 +119,13 @@ def evaluate(
         log: where to send one-line status messages (default: nowhere).
 
     Raises:
+        MissingDependencyError: the lab extra is not installed (``pip install
+            "bookend-rag[lab]"``, as the message says).
         ValueError: for malformed items, unknown retrievers or suites, bad sizes, a scorer
             without a model config and no ``theory``, or a ``reuse`` report of another model or
             items.
     """
+    deps.check_available()  # the extra first: one line naming it, not an import deep down
     say = log or (lambda _message: None)
     if current not in CURRENT_ORDERS:
         raise ValueError(f"current must be one of {CURRENT_ORDERS}, got current={current!r}")

@@ -1,11 +1,10 @@
 """The race of ``tune``: the candidates judged batch by batch, the clearly-behind left behind.
 
 Items are judged in the folds' order (:class:`~bookend_rag.lab.experiments.folds.Folds`), ``batch``
-at
-a time. For each item every live candidate orders its retrieved list with its config for the
-item's fold (the cross-fitted ``measured-slots`` and ``fitted`` are judged only on items they
-were not measured on), two seeded random shuffles join as the baseline of the report (scored on
-every judged item, never a candidate), and the prompts are scored: the plan and score steps of
+at a time. For each item every live candidate orders its retrieved list with its config for the
+item's fold (the cross-fitted ``measured-slots`` and ``fitted`` are judged only on items they were
+not measured on), two seeded random shuffles join as the baseline of the report (scored on every
+judged item, never a candidate), and the prompts are scored: the plan and score steps of
 :mod:`~bookend_rag.lab.experiments.trials`, so an identical prompt is scored once and every call is
 cached. After each batch the :class:`~bookend_rag.lab.decision.Race` eliminates the candidates
 clearly behind the leader.

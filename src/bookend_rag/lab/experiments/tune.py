@@ -14,8 +14,7 @@ A short pipeline of named steps:
 4. **Race** (:mod:`~bookend_rag.lab.experiments.race`): batches of items judge the candidates still
    alive; the clearly-behind stop being scored, until the items or the budget run out.
 5. **Guard** (:func:`~bookend_rag.lab.decision.decide`): the best candidate replaces the default
-only
-   when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
+   only when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
    (``candidate_prob`` when every item has candidates, else ``gold_logprob``). Random shuffles are
    the report's baseline, never a choice.
 6. **Write** the chosen config with its provenance, the report and its figure
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
+from bookend_rag.lab import deps
 from bookend_rag.lab.decision import Decision
 from bookend_rag.lab.experiments.budget import Budget, request_tokens
 from bookend_rag.lab.experiments.candidates import (
@@ -141,9 +141,12 @@ def tune(
         progress, log: progress bars on stderr; where one-line status messages go.
 
     Raises:
+        MissingDependencyError: the lab extra is not installed (``pip install
+            "bookend-rag[lab]"``, as the message says).
         ValueError: for a bad argument (before any model is loaded), malformed items, unknown
             retrievers or suites, or too few items for the folds.
     """
+    deps.check_available()  # the extra first: one line naming it, not an import deep down
     say = log or (lambda _message: None)
     _check(
         folds=folds,

@@ -1,9 +1,8 @@
 """The slot table of a calibration: per-slot accuracy with intervals, and the profile it gives.
 
 A calibration (:mod:`bookend_rag.lab.experiments.calibrate`) scores every item with its gold
-document
-in each slot ``s = 0..K-1`` in turn (a paired design: every slot sees the same items, so item
-difficulty cancels out of the slot differences) and keeps one
+document in each slot ``s = 0..K-1`` in turn (a paired design: every slot sees the same items, so
+item difficulty cancels out of the slot differences) and keeps one
 :class:`~bookend_rag.lab.fitting.outcomes.SlotOutcome` per (item, slot). Per slot, over the items:
 
 - ``accuracy``: share of items whose gold answer scores highest among the candidates; 95% Wilson

@@ -2,8 +2,7 @@
 
 Shared by the plain lookup items (:mod:`bookend_rag.lab.items.lookup`) and the hard items
 (:mod:`bookend_rag.lab.items.hard`). A family is one relation with its fact sentence, its question
-and
-the answer prefix that the answer continues; entities and values are drawn from the pools below
+and the answer prefix that the answer continues; entities and values are drawn from the pools below
 with the item's own ``random.Random``, so the same seed always gives the same item.
 
 Splits: item ``i`` of a split has the number ``SPLIT_OFFSETS[split] + i`` and the id

@@ -1,8 +1,7 @@
 """Hard lookup items: close distractors, near-duplicates of the gold and unequal lengths.
 
 The plain lookup items (:mod:`bookend_rag.lab.items.lookup`) give every document one fact about its
-own
-entity, so a retriever finds the gold document first almost always and only the slot of the top
+own entity, so a retriever finds the gold document first almost always and only the slot of the top
 result is ever tested. These items make retrieval err the way real retrieval does:
 
 - **near-duplicate**: a copy of the gold document (same filler, same wording) about a near entity

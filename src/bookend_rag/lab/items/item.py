@@ -2,11 +2,9 @@
 
 Every source of items gives this one type: the generated lookup and hard items
 (:mod:`~bookend_rag.lab.items.lookup`, :mod:`~bookend_rag.lab.items.hard`), the NaturalQuestions
-suite
-(:mod:`~bookend_rag.lab.items.nq`) and the user's own JSONL file (:func:`load_jsonl`). Every
-experiment
-renders it with :meth:`Item.rendered`: the prompt text is part of the call-cache key and of every
-recorded run, so it never changes.
+suite (:mod:`~bookend_rag.lab.items.nq`) and the user's own JSONL file (:func:`load_jsonl`). Every
+experiment renders it with :meth:`Item.rendered`: the prompt text is part of the call-cache key and
+of every recorded run, so it never changes.
 
 The JSONL file has one JSON object per line:
 

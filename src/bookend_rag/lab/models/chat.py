@@ -2,9 +2,9 @@
 answers where a chat API gives no log-probabilities.
 
 Both scorers take a :class:`~bookend_rag.lab.models.scorer.ChatPrompt` only (completion text is
-refused
-with one line: it goes to :class:`~bookend_rag.lab.models.endpoint.EndpointScorer`), and share the
-transport, the model check and the cache of :class:`~bookend_rag.lab.models.endpoint.ServedScorer`.
+refused with one line: it goes to :class:`~bookend_rag.lab.models.endpoint.EndpointScorer`), and
+share the transport, the model check and the cache of
+:class:`~bookend_rag.lab.models.endpoint.ServedScorer`.
 
 :class:`ChatEndpointScorer` (OpenAI, vLLM, upstream llama-server, llama-cpp-python, Ollama's
 OpenAI API): every request has ``max_tokens=1``, ``temperature=0``, ``logprobs=true`` and

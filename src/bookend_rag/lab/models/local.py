@@ -16,8 +16,7 @@ repeated once per continuation, a batch that copies it K times; both give the sa
 scoring ``prompt + c`` from scratch (tested).
 
 :class:`LocalScorer` is the :class:`~bookend_rag.lab.models.scorer.Scorer` of a loaded model,
-through
-a call cache. Importing this module does not import torch; loading and scoring do.
+through a call cache. Importing this module does not import torch; loading and scoring do.
 """
 
 from __future__ import annotations

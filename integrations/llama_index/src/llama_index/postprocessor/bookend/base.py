@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import llama_index.core
 from llama_index.core import Settings
 from llama_index.core.bridge.pydantic import ConfigDict, field_validator
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload
@@ -22,10 +23,15 @@ from bookend_rag.adapters import (
     CheckedSettings,
     FrameworkAdapter,
     first_slot_annotations,
+    not_the_callers,
     read_score,
 )
 
 __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
+
+# A warning raised while a postprocessor is built or called (a model bookend knows no
+# architecture for) names the user's line, not this package's or LlamaIndex's.
+not_the_callers(__file__, llama_index.core.__file__)
 
 dispatcher = get_dispatcher(__name__)
 

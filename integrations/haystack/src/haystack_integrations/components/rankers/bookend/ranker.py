@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import haystack
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from bookend_rag import (
@@ -31,6 +32,10 @@ __all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendRanker"]
 
 SLOT_KEY, WEIGHT_KEY = adapters.SLOT_KEY, adapters.WEIGHT_KEY
 PLACEMENT_OPTIONS = adapters.PLACEMENT_OPTIONS
+
+# A warning raised while the ranker runs (a model bookend knows no architecture for, resolved at
+# the first run) names the user's line, not this package's or a Haystack pipeline's.
+adapters.not_the_callers(__file__, haystack.__file__)
 
 
 @component
