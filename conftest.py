@@ -17,6 +17,7 @@ import pytest
 from hypothesis import strategies as st
 
 from bookend_rag import STRATEGIES, WEIGHT_RULES, Placement
+from bookend_rag.outlet import PlacementNote
 
 T = TypeVar("T")
 
@@ -102,7 +103,8 @@ class BadInput:
         """``call()``'s result, or ``None`` when it refused as allowed: a ``ValueError`` or
         ``TypeError`` of one line naming one of ``names``. Any warning fails the call, but the
         documented notice for a model name bookend knows no architecture for (it places with the
-        default order and says so once per process)."""
+        default order and says so once per process) and the placement notes
+        (:class:`~bookend_rag.outlet.PlacementNote`, each one of ``Placement.notes``)."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -110,7 +112,11 @@ class BadInput:
             except (ValueError, TypeError) as exc:
                 BadInput.check_refusal(exc, names)
                 result = None
-        unexpected = [w for w in caught if not str(w.message).startswith(MODEL_NOTICE)]
+        unexpected = [
+            w
+            for w in caught
+            if not (str(w.message).startswith(MODEL_NOTICE) or w.category is PlacementNote)
+        ]
         assert not unexpected, f"warned: {[str(w.message) for w in unexpected]}"
         return result
 

@@ -1,0 +1,109 @@
+"""BookendRanker's notes reach the user (warnings at the caller's line, the ``bookend_rag``
+logger, the component's ``notes`` output), missing scores follow ``missing_scores``, and the
+recorder writes each run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import warnings
+from pathlib import Path
+
+import pytest
+from haystack import Document, Pipeline
+from haystack_integrations.components.rankers.bookend import BookendRanker
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bookend_rag import Bookend, reorder
+from bookend_rag.outlet import PlacementNote
+from bookend_rag.recorder import as_recorder
+from bookend_rag.retrievals import read_retrievals, record_from
+
+MIXED = [0.1, None, 0.9, 0.5]
+
+
+def _docs(scores: list[float | None]) -> list[Document]:
+    return [
+        Document(content=f"passage {i} " + "word " * (i % 5), score=s, meta={"i": i})
+        for i, s in enumerate(scores)
+    ]
+
+
+def test_a_missing_score_is_warned_logged_and_output(caplog: pytest.LogCaptureFixture) -> None:
+    with (
+        caplog.at_level(logging.WARNING, logger="bookend_rag"),
+        pytest.warns(PlacementNote, match=r"1 of 4 missing \(scores\[1\] is None\)") as w,
+    ):
+        out = BookendRanker().run(documents=_docs(MIXED))
+    assert w[0].filename == __file__  # the caller's line, not the ranker's
+    note = Bookend().place([d.content for d in _docs(MIXED)], MIXED).notes
+    assert out["notes"] == list(note)
+    assert [r.getMessage() for r in caplog.records] == [f"placement note: {note[0]}"]
+    assert [d.meta["i"] for d in out["documents"]] == [0, 1, 2, 3]  # "drop_scores"
+
+
+def test_a_pipeline_returns_the_notes_and_points_the_warning_at_its_caller() -> None:
+    pipeline = Pipeline()
+    pipeline.add_component("ranker", BookendRanker())
+    with pytest.warns(PlacementNote) as w:
+        result = pipeline.run({"ranker": {"documents": _docs(MIXED)}})
+    assert w[0].filename == __file__
+    assert len(result["ranker"]["notes"]) == 1
+    # Without notes the output is LostInTheMiddleRanker's: documents only.
+    assert set(BookendRanker().run(documents=_docs([0.3, 0.2]))) == {"documents"}
+
+
+def test_run_async_sends_the_notes_too() -> None:
+    with pytest.warns(PlacementNote):
+        out = asyncio.run(BookendRanker().run_async(documents=_docs(MIXED)))
+    assert len(out["notes"]) == 1
+
+
+def test_error_refuses_mixed_scores_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^scores: 1 of 4 missing \(scores\[1\] is None\)"):
+        BookendRanker(missing_scores="error").run(documents=_docs(MIXED))
+
+
+def test_no_scores_at_all_is_no_note() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "notes" not in BookendRanker().run(documents=_docs([None, None, None]))
+
+
+def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    docs = _docs([0.2, 0.9, 0.4])
+    ranker = BookendRanker(recorder=path)
+    out = ranker.run(documents=[*docs, docs[1]], query="why?", top_k=2)  # a duplicate id, cut
+    assert BookendRanker.from_dict(ranker.to_dict()).recorder == str(path)  # a path serialises
+    as_recorder(path).flush()  # type: ignore[union-attr]
+    (record,) = read_retrievals(path)
+    assert (record.question, record.source) == ("why?", "haystack")
+    assert [d.score for d in record.documents] == [0.2, 0.9, 0.4, 0.9]  # as retrieved
+    assert [docs[i] for i in record.order or []] == out["documents"]
+    # The Haystack Documents a team logged itself convert to the same documents.
+    assert record_from(docs).documents == record.documents[:3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scores=st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
+    missing_scores=st.sampled_from(["rank", "drop_scores"]),
+    strategy=st.sampled_from(["bookend", "relevance"]),
+    repeat_top=st.booleans(),
+)
+def test_no_input_changes_the_order_without_the_note_reorder_gives(
+    scores: list[float | None], missing_scores: str, strategy: str, repeat_top: bool
+) -> None:
+    docs = _docs(scores)
+    options = {"missing_scores": missing_scores, "strategy": strategy, "repeat_top": repeat_top}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = BookendRanker(**options).run(documents=docs)  # type: ignore[arg-type]
+        no_scores = all(s is None for s in scores)  # a retriever without scores: nothing to note
+        core = reorder([d.content for d in docs], None if no_scores else scores, **options)
+    assert out["documents"] == [docs[i] for i in core.order]
+    assert out.get("notes", []) == list(core.notes)
+    warned = [str(w.message) for w in caught if w.category is PlacementNote]
+    assert warned == 2 * list(core.notes)  # the ranker's, then reorder's own

@@ -1,0 +1,129 @@
+"""BookendNodePostprocessor's notes reach the user (warnings at the caller's line, the
+``bookend_rag`` logger, LlamaIndex's instrumentation), missing scores follow
+``missing_scores``, and the recorder writes each call."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.postprocessor.bookend import BookendNodePostprocessor, PlacementNotesEvent
+
+from bookend_rag import Bookend, reorder
+from bookend_rag.outlet import PlacementNote
+from bookend_rag.recorder import as_recorder
+from bookend_rag.retrievals import read_retrievals, record_from
+
+MIXED = [0.1, None, 0.9, 0.5]
+
+
+def _nodes(scores: list[float | None]) -> list[NodeWithScore]:
+    return [
+        NodeWithScore(node=TextNode(text=f"passage {i} " + "word " * (i % 5), id_=str(i)), score=s)
+        for i, s in enumerate(scores)
+    ]
+
+
+class Events(BaseEventHandler):
+    """Keeps the notes events LlamaIndex's dispatcher sends."""
+
+    notes: list[list[str]]
+
+    def handle(self, event: Any, **kwargs: Any) -> None:
+        if isinstance(event, PlacementNotesEvent):
+            self.notes.append(event.notes)
+
+
+@pytest.fixture
+def events() -> Any:
+    handler = Events(notes=[])
+    root = get_dispatcher()
+    root.add_event_handler(handler)
+    yield handler
+    root.event_handlers.remove(handler)
+
+
+def test_a_missing_score_is_warned_logged_and_sent_as_an_event(
+    events: Events, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.WARNING, logger="bookend_rag"),
+        pytest.warns(PlacementNote, match=r"1 of 4 missing \(scores\[1\] is None\)") as w,
+    ):
+        out = BookendNodePostprocessor().postprocess_nodes(_nodes(MIXED), query_str="q")
+    assert w[0].filename == __file__  # the caller's line, not LlamaIndex's or bookend's
+    note = Bookend().place([n.node.get_content() for n in _nodes(MIXED)], MIXED).notes
+    assert events.notes == [list(note)]
+    assert [r.getMessage() for r in caplog.records] == [f"placement note: {note[0]}"]
+    assert [n.node.id_ for n in out] == ["0", "1", "2", "3"]  # missing_scores="drop_scores"
+
+
+def test_the_async_path_sends_the_notes_too(events: Events) -> None:
+    with pytest.warns(PlacementNote):
+        asyncio.run(BookendNodePostprocessor().apostprocess_nodes(_nodes(MIXED), query_str="q"))
+    assert len(events.notes) == 1
+
+
+def test_error_refuses_mixed_scores_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^scores: 1 of 4 missing \(scores\[1\] is None\)"):
+        BookendNodePostprocessor(missing_scores="error").postprocess_nodes(_nodes(MIXED))
+
+
+def test_no_scores_at_all_is_no_note(events: Events) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BookendNodePostprocessor().postprocess_nodes(_nodes([None, None, None]))
+    assert events.notes == []
+
+
+def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    nodes = _nodes([0.2, 0.9, 0.4])
+    out = BookendNodePostprocessor(recorder=path).postprocess_nodes(
+        nodes, query_bundle=QueryBundle("why?")
+    )
+    as_recorder(path).flush()  # type: ignore[union-attr]
+    (record,) = read_retrievals(path)
+    assert (record.question, record.source) == ("why?", "llama_index")
+    assert [d.score for d in record.documents] == [0.2, 0.9, 0.4]
+    assert [nodes[i] for i in record.order or []] == out
+    # The NodeWithScore lists a team logged itself convert to the same documents.
+    assert record_from(nodes).documents == record.documents
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scores=st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
+    missing_scores=st.sampled_from(["rank", "drop_scores"]),
+    strategy=st.sampled_from(["bookend", "alternate", "relevance"]),
+    repeat_top=st.booleans(),
+)
+def test_no_input_changes_the_order_without_the_note_reorder_gives(
+    scores: list[float | None], missing_scores: str, strategy: str, repeat_top: bool
+) -> None:
+    nodes = _nodes(scores)
+    options = {"missing_scores": missing_scores, "strategy": strategy, "repeat_top": repeat_top}
+    handler = Events(notes=[])
+    get_dispatcher().add_event_handler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = BookendNodePostprocessor(token_counter=len, **options).postprocess_nodes(nodes)
+            texts = [n.node.get_content() for n in nodes]
+            no_scores = all(s is None for s in scores)  # a retriever without scores: no note
+            core = reorder(texts, None if no_scores else scores, token_counter=len, **options)
+    finally:
+        get_dispatcher().event_handlers.remove(handler)
+    assert out == [nodes[i] for i in core.order]
+    assert handler.notes == ([list(core.notes)] if core.notes else [])
+    warned = [str(w.message) for w in caught if w.category is PlacementNote]
+    assert warned == 2 * list(core.notes)  # the adapter's, then reorder's own
