@@ -151,8 +151,11 @@ class RetrievalRecorder:
     """Appends each call to ``path`` as one JSON line, buffered and written by a thread.
 
     Thread- and async-safe: :meth:`record` only appends to a deque (atomic in CPython) and never
-    blocks on the file. Bounded: when a write would take the file past ``max_bytes`` it is
-    rotated to ``path.1`` (``path.1`` to ``path.2`` ..., the oldest beyond ``backups`` removed).
+    blocks on the file. Bounded on disk: when a write would take the file past ``max_bytes`` it
+    is rotated to ``path.1`` (``path.1`` to ``path.2`` ..., the oldest beyond ``backups``
+    removed). Bounded in memory: a call that finds ``16 * buffer`` calls waiting (the writer,
+    some 15,000 records a second at K = 20, fell behind) is not kept, and the next write warns
+    how many were not.
 
     Args:
         path: the JSON Lines file (created; appended to if it exists). Its directory must exist.
@@ -192,6 +195,9 @@ class RetrievalRecorder:
             interval,
         )
         self._pending: deque[Retrieval] = deque()
+        self._limit = 16 * buffer
+        self._dropped = 0
+        self._drop_lock = threading.Lock()
         self._wake = threading.Event()
         self._lock = threading.Lock()  # one writer at a time: the thread, flush(), exit
         self._writer: threading.Thread | None = None
@@ -204,6 +210,10 @@ class RetrievalRecorder:
     def record(self, call: Retrieval) -> None:
         """Queue one call (written within ``interval`` seconds, or at :meth:`flush`)."""
         pending = self._pending
+        if len(pending) >= self._limit:
+            with self._drop_lock:
+                self._dropped += 1
+            return
         pending.append(call)
         if self._writer is None:
             self._start()
@@ -230,6 +240,13 @@ class RetrievalRecorder:
             calls: list[Retrieval] = []
             while self._pending:
                 calls.append(self._pending.popleft())
+            with self._drop_lock:
+                dropped, self._dropped = self._dropped, 0
+            if dropped:
+                _warn(
+                    f"recorder={str(self.path)!r}: {dropped} retrievals not recorded: "
+                    f"{self._limit} were waiting for the writer"
+                )
             if calls:
                 self._write(calls)
 
@@ -252,18 +269,30 @@ class RetrievalRecorder:
                 f"recorder={str(self.path)!r}: {len(failed)} of {len(calls)} retrievals not "
                 f"recorded ({failed[0]})"
             )
-        if not lines:
-            return
-        data = "".join(lines).encode("utf-8")
-        try:
-            self._rotate_for(len(data))
-            with self.path.open("ab") as out:
-                out.write(data)
-        except OSError as exc:
-            _warn(
-                f"recorder={str(self.path)!r}: {len(lines)} retrievals not recorded "
-                f"({type(exc).__name__}: {exc.strerror or exc})"
-            )
+        chunks: list[list[bytes]] = []
+        size = self.max_bytes  # a new chunk at the first line
+        for line in lines:
+            data = line.encode("utf-8")
+            if size + len(data) > self.max_bytes:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(data)
+            size += len(data)
+        for at, chunk in enumerate(chunks):
+            # Each chunk fits a file (one line longer than max_bytes goes alone): the file is
+            # rotated between chunks, never past its bound by more than one line.
+            try:
+                data = b"".join(chunk)
+                self._rotate_for(len(data))
+                with self.path.open("ab") as out:
+                    out.write(data)
+            except OSError as exc:
+                lost = sum(len(c) for c in chunks[at:])
+                _warn(
+                    f"recorder={str(self.path)!r}: {lost} retrievals not recorded "
+                    f"({type(exc).__name__}: {exc.strerror or exc})"
+                )
+                return
 
     def _rotate_for(self, incoming: int) -> None:
         """Rotate the file if ``incoming`` more bytes would take it past ``max_bytes``."""

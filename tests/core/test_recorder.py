@@ -87,9 +87,30 @@ def test_the_file_is_rotated_and_stays_bounded(tmp_path: Path) -> None:
     assert sum(len(list(read_retrievals(tmp_path / n))) for n in files) == 7
 
 
+def test_one_write_of_many_calls_is_rotated_within_the_bound(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    line = len(_call().record().to_json_line()) + 1
+    recorder = RetrievalRecorder(path, max_bytes=4 * line, backups=5)
+    for _ in range(10):
+        recorder.record(_call())
+    recorder.flush()  # ten lines in one write: three files, none past four lines
+    sizes = sorted(p.stat().st_size // line for p in tmp_path.iterdir())
+    assert sizes == [2, 4, 4]
+
+
+def test_calls_beyond_what_waits_for_the_writer_are_counted_not_kept(tmp_path: Path) -> None:
+    recorder = RetrievalRecorder(tmp_path / "r.jsonl", buffer=2, interval=3600)
+    recorder._writer = threading.current_thread()  # no writer thread: the calls only wait
+    for _ in range(40):
+        recorder.record(_call())
+    with pytest.warns(RecorderWarning, match="8 retrievals not recorded: 32 were waiting"):
+        recorder.flush()
+    assert len(list(read_retrievals(tmp_path / "r.jsonl"))) == 32
+
+
 def test_threads_and_tasks_lose_no_call(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    recorder = RetrievalRecorder(path, buffer=7, interval=0.01)
+    recorder = RetrievalRecorder(path, buffer=32, interval=0.01)  # at most 512 wait: all kept
 
     def calls(n: int) -> None:
         for i in range(n):
