@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import strategies as st
 
+import bookend_rag
 from bookend_rag import STRATEGIES, WEIGHT_RULES, Placement
 from bookend_rag.outlet import PlacementNote
 
@@ -168,3 +169,47 @@ class BadInput:
 def bad_input() -> type[BadInput]:
     """The shared strategies and checks of the bad-input tests."""
     return BadInput
+
+
+class NoteParity:
+    """The adapters' notes property (issue 38): no input makes an adapter change the order
+    without the note that ``reorder`` would have given."""
+
+    @staticmethod
+    def cases(strategies: Sequence[str] = STRATEGIES) -> st.SearchStrategy[dict[str, Any]]:
+        """Scores with and without gaps (``None``), and the settings that act on them."""
+        return st.fixed_dictionaries(
+            {
+                "scores": st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
+                "options": st.fixed_dictionaries(
+                    {
+                        "missing_scores": st.sampled_from(["rank", "drop_scores"]),
+                        "strategy": st.sampled_from(strategies),
+                        "repeat_top": st.booleans(),
+                    }
+                ),
+            }
+        )
+
+    @staticmethod
+    def expected(
+        texts: list[str], scores: list[float | None], options: dict[str, Any], **reading: Any
+    ) -> Placement[str]:
+        """The core's placement of the texts an adapter read (a retriever without any score
+        gives none: no note)."""
+        no_scores = all(score is None for score in scores)
+        return bookend_rag.Bookend(**options, **reading).place(texts, None if no_scores else scores)
+
+    @staticmethod
+    def warned(call: Callable[[], T]) -> tuple[T, list[str]]:
+        """``call()``'s result and the placement notes it warned of."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call()
+        return result, [str(w.message) for w in caught if w.category is PlacementNote]
+
+
+@pytest.fixture(scope="session")
+def note_parity() -> type[NoteParity]:
+    """The adapters' notes property (:class:`NoteParity`)."""
+    return NoteParity

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
 
@@ -25,6 +25,7 @@ from bookend_rag.outlet import PlacementNote, deliver
 from bookend_rag.place import Bookend, cached_placer
 from bookend_rag.placement.result import Placement
 from bookend_rag.recorder import Recorder, RecorderLike, as_recorder
+from bookend_rag.retrievals import RecordSource
 from bookend_rag.tokens import TokenCounterLike
 from bookend_rag.tuned import load_config
 
@@ -321,6 +322,9 @@ class FrameworkAdapter(PlacementConfig):
 
     _placers: PlacerCache[Any] | None = PrivateAttr(default=None)
 
+    #: Who a retrieval record names as its writer.
+    record_source: ClassVar[RecordSource]
+
     @staticmethod
     def item_text(item: Any) -> str:
         """The text of an item, as the LLM sees it."""
@@ -330,6 +334,33 @@ class FrameworkAdapter(PlacementConfig):
     def item_source(item: Any, key: str) -> Hashable | None:
         """The value of metadata ``key`` on an item (``None`` when it has none)."""
         raise NotImplementedError
+
+    @staticmethod
+    def item_metadata(item: Any) -> Mapping[str, Any] | None:
+        """An item's metadata (its JSON scalars go into a retrieval record)."""
+        raise NotImplementedError
+
+    def deliver(
+        self,
+        placement: Placement[Any],
+        placer: Bookend[Any],
+        items: list[Any],
+        scores: list[float | None] | None,
+        question: str | None,
+    ) -> tuple[str, ...]:
+        """:func:`bookend_rag.outlet.deliver` of a call of this adapter (its ``recorder``, its
+        way of reading an item): the notes, for the framework's own channel."""
+        return deliver(
+            placement,
+            placer,
+            self.recorder,
+            source=self.record_source,
+            items=items,
+            scores=scores,
+            question=question,
+            text=self.item_text,
+            metadata=self.item_metadata,
+        )
 
     def current_token_counter(self) -> TokenCounterLike:
         """The token counter for this call (``token_counter``; adapters may know a default)."""

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from haystack import Document, Pipeline
@@ -15,7 +16,7 @@ from haystack_integrations.components.rankers.bookend import BookendRanker
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bookend_rag import Bookend, reorder
+from bookend_rag import Bookend
 from bookend_rag.outlet import PlacementNote
 from bookend_rag.recorder import as_recorder
 from bookend_rag.retrievals import read_retrievals, record_from
@@ -87,23 +88,16 @@ def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    scores=st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
-    missing_scores=st.sampled_from(["rank", "drop_scores"]),
-    strategy=st.sampled_from(["bookend", "relevance"]),
-    repeat_top=st.booleans(),
-)
+@given(data=st.data())
 def test_no_input_changes_the_order_without_the_note_reorder_gives(
-    scores: list[float | None], missing_scores: str, strategy: str, repeat_top: bool
+    data: st.DataObject, note_parity: Any
 ) -> None:
-    docs = _docs(scores)
-    options = {"missing_scores": missing_scores, "strategy": strategy, "repeat_top": repeat_top}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = BookendRanker(**options).run(documents=docs)  # type: ignore[arg-type]
-        no_scores = all(s is None for s in scores)  # a retriever without scores: nothing to note
-        core = reorder([d.content for d in docs], None if no_scores else scores, **options)
+    # "alternate" reads no score here, as LostInTheMiddleRanker (its parity is tested apart).
+    case = data.draw(note_parity.cases(strategies=["bookend", "relevance"]))
+    docs = _docs(case["scores"])
+    ranker = BookendRanker(**case["options"])
+    out, warned = note_parity.warned(lambda: ranker.run(documents=docs))
+    core = note_parity.expected([d.content for d in docs], case["scores"], case["options"])
     assert out["documents"] == [docs[i] for i in core.order]
     assert out.get("notes", []) == list(core.notes)
-    warned = [str(w.message) for w in caught if w.category is PlacementNote]
-    assert warned == 2 * list(core.notes)  # the ranker's, then reorder's own
+    assert warned == list(core.notes)

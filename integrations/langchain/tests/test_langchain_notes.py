@@ -17,7 +17,7 @@ from langchain_bookend import NOTES_EVENT, BookendReorder
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 
-from bookend_rag import Bookend, reorder
+from bookend_rag import Bookend
 from bookend_rag.outlet import PlacementNote
 from bookend_rag.recorder import as_recorder
 from bookend_rag.retrievals import read_retrievals, record_from
@@ -104,24 +104,17 @@ def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    scores=st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
-    missing_scores=st.sampled_from(["rank", "drop_scores"]),
-    strategy=st.sampled_from(["bookend", "alternate", "relevance"]),
-    repeat_top=st.booleans(),
-)
+@given(data=st.data())
 def test_no_input_changes_the_order_without_the_note_reorder_gives(
-    scores: list[float | None], missing_scores: str, strategy: str, repeat_top: bool
+    data: st.DataObject, note_parity: Any
 ) -> None:
-    docs = _docs(scores)
-    options = {"missing_scores": missing_scores, "strategy": strategy, "repeat_top": repeat_top}
+    case = data.draw(note_parity.cases())
+    docs = _docs(case["scores"])
     events = Events()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = BookendReorder(**options).invoke(docs, {"callbacks": [events]})
-        no_scores = all(s is None for s in scores)  # a retriever without scores: nothing to note
-        core = reorder([d.page_content for d in docs], None if no_scores else scores, **options)
+    reorderer = BookendReorder(**case["options"])
+    out, warned = note_parity.warned(lambda: reorderer.invoke(docs, {"callbacks": [events]}))
+    texts = [d.page_content for d in docs]
+    core = note_parity.expected(texts, case["scores"], case["options"])
     assert [d.metadata["i"] for d in out] == list(core.order)
     assert events.notes == ([list(core.notes)] if core.notes else [])
-    warned = [str(w.message) for w in caught if w.category is PlacementNote]
-    assert warned == 2 * list(core.notes)  # the adapter's, then reorder's own
+    assert warned == list(core.notes)

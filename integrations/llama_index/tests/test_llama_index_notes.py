@@ -18,7 +18,7 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.postprocessor.bookend import BookendNodePostprocessor, PlacementNotesEvent
 
-from bookend_rag import Bookend, reorder
+from bookend_rag import Bookend
 from bookend_rag.outlet import PlacementNote
 from bookend_rag.recorder import as_recorder
 from bookend_rag.retrievals import read_retrievals, record_from
@@ -101,29 +101,21 @@ def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    scores=st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
-    missing_scores=st.sampled_from(["rank", "drop_scores"]),
-    strategy=st.sampled_from(["bookend", "alternate", "relevance"]),
-    repeat_top=st.booleans(),
-)
+@given(data=st.data())
 def test_no_input_changes_the_order_without_the_note_reorder_gives(
-    scores: list[float | None], missing_scores: str, strategy: str, repeat_top: bool
+    data: st.DataObject, note_parity: Any
 ) -> None:
-    nodes = _nodes(scores)
-    options = {"missing_scores": missing_scores, "strategy": strategy, "repeat_top": repeat_top}
+    case = data.draw(note_parity.cases())
+    nodes = _nodes(case["scores"])
     handler = Events(notes=[])
     get_dispatcher().add_event_handler(handler)
+    postprocessor = BookendNodePostprocessor(token_counter=len, **case["options"])
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            out = BookendNodePostprocessor(token_counter=len, **options).postprocess_nodes(nodes)
-            texts = [n.node.get_content() for n in nodes]
-            no_scores = all(s is None for s in scores)  # a retriever without scores: no note
-            core = reorder(texts, None if no_scores else scores, token_counter=len, **options)
+        out, warned = note_parity.warned(lambda: postprocessor.postprocess_nodes(nodes))
     finally:
         get_dispatcher().event_handlers.remove(handler)
+    texts = [n.node.get_content() for n in nodes]
+    core = note_parity.expected(texts, case["scores"], case["options"], token_counter=len)
     assert out == [nodes[i] for i in core.order]
     assert handler.notes == ([list(core.notes)] if core.notes else [])
-    warned = [str(w.message) for w in caught if w.category is PlacementNote]
-    assert warned == 2 * list(core.notes)  # the adapter's, then reorder's own
+    assert warned == list(core.notes)

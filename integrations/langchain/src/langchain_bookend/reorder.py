@@ -24,7 +24,6 @@ from bookend_rag.adapters import (
     WEIGHT_KEY,
     CheckedSettings,
     FrameworkAdapter,
-    deliver,
     finite_floats,
     first_slot_annotations,
     given_scores,
@@ -121,6 +120,7 @@ class BookendReorder(
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="forbid")
+    record_source = "langchain"
 
     score_key: tuple[str, ...] = Field(
         default=("relevance_score", "score"),
@@ -149,6 +149,11 @@ class BookendReorder(
     def item_source(item: Document, key: str) -> Any:
         """A document's ``metadata[key]``."""
         return item.metadata.get(key)
+
+    @staticmethod
+    def item_metadata(item: Document) -> dict[str, Any]:
+        """A document's ``metadata``."""
+        return item.metadata
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -226,18 +231,7 @@ class BookendReorder(
         if self.annotate:
             for doc, annotation in first_slot_annotations(placement):
                 doc.metadata.update(annotation)
-        notes = deliver(
-            placement,
-            placer,
-            self.recorder,
-            source="langchain",
-            items=docs,
-            scores=scores,
-            question=question,
-            text=self.item_text,
-            metadata=_metadata,
-        )
-        return placement.items, notes
+        return placement.items, self.deliver(placement, placer, docs, scores, question)
 
     def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> list[Document]:
         """Reorder ``documents``; the same objects come back (extra keyword arguments ignored)."""
@@ -323,10 +317,6 @@ def _in_run(callbacks: Callbacks | None) -> bool:
     if callbacks is None:
         return False
     return get_callback_manager_for_config({"callbacks": callbacks}).parent_run_id is not None
-
-
-def _metadata(document: Document) -> dict[str, Any]:
-    return document.metadata
 
 
 def _documents(

@@ -24,7 +24,6 @@ from bookend_rag.adapters import (
     WEIGHT_KEY,
     CheckedSettings,
     FrameworkAdapter,
-    deliver,
     first_slot_annotations,
     given_scores,
     not_the_callers,
@@ -115,6 +114,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     model_config = ConfigDict(
         arbitrary_types_allowed=True, frozen=False, extra="forbid", validate_assignment=True
     )
+    record_source = "llama_index"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> BookendNodePostprocessor:
@@ -162,6 +162,11 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     def item_source(item: NodeWithScore, key: str) -> Any:
         """The node's ``metadata[key]``."""
         return item.node.metadata.get(key)
+
+    @staticmethod
+    def item_metadata(item: NodeWithScore) -> dict[str, Any]:
+        """The node's ``metadata``."""
+        return item.node.metadata
 
     @classmethod
     def class_name(cls) -> str:
@@ -215,17 +220,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
             placement = placer.place(nodes, scores)
             if self.annotate:
                 _annotate(placement)
-            notes = deliver(
-                placement,
-                placer,
-                self.recorder,
-                source="llama_index",
-                items=nodes,
-                scores=scores,
-                question=query,
-                text=self.item_text,
-                metadata=_metadata,
-            )
+            notes = self.deliver(placement, placer, nodes, scores, query)
             if notes:
                 dispatcher.event(PlacementNotesEvent(notes=list(notes)))
             event.on_end(payload={EventPayload.NODES: placement.items})
@@ -283,10 +278,6 @@ def _scores(nodes: list[NodeWithScore]) -> list[float | None] | None:
     ):
         scores = [read_score(s, "nodes[{}].score", i) for i, s in enumerate(scores)]
     return given_scores(scores)
-
-
-def _metadata(scored: NodeWithScore) -> dict[str, Any]:
-    return scored.node.metadata
 
 
 def _query(query_bundle: QueryBundle | None) -> str | None:
