@@ -237,6 +237,8 @@ class RetrievalRecorder:
     def flush(self) -> None:
         """Write every queued call now (on the caller's thread)."""
         with self._lock:
+            while len(self._pending) > self.buffer:  # at most buffer lines in memory at once
+                self._write([self._pending.popleft() for _ in range(self.buffer)])
             calls: list[Retrieval] = []
             while self._pending:
                 calls.append(self._pending.popleft())
