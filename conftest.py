@@ -201,6 +201,22 @@ class NoteParity:
         return bookend_rag.Bookend(**options, **reading).place(texts, None if no_scores else scores)
 
     @staticmethod
+    def check(
+        case: dict[str, Any],
+        run: Callable[[], tuple[list[int], list[list[str]]]],
+        texts: list[str],
+        **reading: Any,
+    ) -> None:
+        """``run()`` (an adapter's call: the input indices in the order it returned, and the
+        notes its framework's channel received) gives the core's order, and its notes, on that
+        channel and as warnings, once each."""
+        (order, sent), warned = NoteParity.warned(run)
+        core = NoteParity.expected(texts, case["scores"], case["options"], **reading)
+        assert order == list(core.order)
+        assert sent == ([list(core.notes)] if core.notes else [])
+        assert warned == list(core.notes)
+
+    @staticmethod
     def warned(call: Callable[[], T]) -> tuple[T, list[str]]:
         """``call()``'s result and the placement notes it warned of."""
         with warnings.catch_warnings(record=True) as caught:

@@ -69,33 +69,33 @@ def test_the_writer_thread_writes_without_a_flush(tmp_path: Path) -> None:
     assert len(list(read_retrievals(tmp_path / "r.jsonl"))) == 1
 
 
-def test_the_file_is_rotated_and_stays_bounded(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flushes", "lines_per_file"),
+    [
+        # Each call written apart: seven of ten kept (the newest file holds the last, the two
+        # backups three each; the oldest three went with the backup beyond the second).
+        (True, [1, 3, 3]),
+        # Ten lines in one write: rotated chunk by chunk, none past the bound.
+        (False, [1, 3, 3]),
+    ],
+)
+def test_the_file_is_rotated_and_stays_bounded(
+    tmp_path: Path, flushes: bool, lines_per_file: list[int]
+) -> None:
     path = tmp_path / "r.jsonl"
     line = len(_call().record().to_json_line()) + 1
     recorder = RetrievalRecorder(path, max_bytes=3 * line, backups=2)
     for _ in range(10):
         recorder.record(_call())
-        recorder.flush()
+        if flushes:
+            recorder.flush()
     recorder.close()
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["r.jsonl", "r.jsonl.1", "r.jsonl.2"]
+    assert [len(list(read_retrievals(tmp_path / name))) for name in files] == lines_per_file
     for name in files:
         assert (tmp_path / name).stat().st_size <= 3 * line
         assert all(r.order == [1, 3, 2, 0] for r in read_retrievals(tmp_path / name))
-    # Seven of ten kept: the newest file holds the last call, the two backups three each; the
-    # oldest three went with the backup beyond the second.
-    assert sum(len(list(read_retrievals(tmp_path / n))) for n in files) == 7
-
-
-def test_one_write_of_many_calls_is_rotated_within_the_bound(tmp_path: Path) -> None:
-    path = tmp_path / "r.jsonl"
-    line = len(_call().record().to_json_line()) + 1
-    recorder = RetrievalRecorder(path, max_bytes=4 * line, backups=5)
-    for _ in range(10):
-        recorder.record(_call())
-    recorder.flush()  # ten lines in one write: three files, none past four lines
-    sizes = sorted(p.stat().st_size // line for p in tmp_path.iterdir())
-    assert sizes == [2, 4, 4]
 
 
 def test_calls_beyond_what_waits_for_the_writer_are_counted_not_kept(tmp_path: Path) -> None:
