@@ -100,10 +100,10 @@ class BookendReorder(
     decides (by default the same, with a note; ``"rank"`` ranks them last, ``"error"`` raises).
     A score must be a real number: a string (even ``"0.9"``), a bool or a number beyond float
     range raises, naming the document and the key, rather than silently switching to the input
-    order. Token
-    lengths are counted on ``page_content``. The same ``Document`` objects come back and they are
-    not modified, unless ``annotate=True``, which writes ``bookend_slot`` and ``bookend_weight``
-    into their metadata. Nothing is dropped unless ``top_k`` or ``budget`` is set.
+    order. Token lengths are counted on ``page_content``. The same ``Document`` objects come
+    back and they are not modified, unless ``annotate=True``, which writes ``bookend_slot`` and
+    ``bookend_weight`` into their metadata. Nothing is dropped unless ``top_k`` or ``budget`` is
+    set.
 
     Notes: each placement note (``Placement.notes``: some documents without a score, handled by
     ``missing_scores``; a ``repeat_top`` that did not fit ...) is sent to ``warnings``
