@@ -12,11 +12,12 @@ stay in ``Placement.notes`` and in each framework's channel.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bookend_rag.errors import caller_stacklevel
+from bookend_rag.errors import caller_stacklevel, not_the_callers
 from bookend_rag.recorder import LOGGER, Recorder, Retrieval, record_call
 from bookend_rag.retrievals import RecordSource
 
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from bookend_rag.placement.result import Placement
 
 __all__ = ["LOGGER", "PlacementNote", "deliver", "send_notes"]
+
+
+# A note sent from inside an asyncio task (LangChain runs ainvoke's work in one) has no frame of
+# the caller's below it but the event loop's: name the line that ran the loop, not asyncio's
+# (asyncio's folder named by path: importing it here would slow every import of bookend).
+not_the_callers(os.path.join(os.path.dirname(os.__file__), "asyncio", "__init__.py"))
 
 
 class PlacementNote(UserWarning):

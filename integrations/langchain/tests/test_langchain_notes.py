@@ -62,8 +62,9 @@ def test_a_missing_score_is_warned_logged_and_sent_to_the_run(
 
 def test_the_async_run_and_the_compressor_send_the_notes_too() -> None:
     events = Events()
-    with pytest.warns(PlacementNote):
+    with pytest.warns(PlacementNote) as w:
         asyncio.run(BookendReorder().ainvoke(_docs(MIXED), {"callbacks": [events]}))
+    assert w[0].filename == __file__  # the line that ran the loop, not asyncio's
     assert len(events.notes) == 1
     with pytest.warns(PlacementNote) as w:
         BookendReorder().compress_documents(_docs(MIXED), "q")  # no run: warnings and the log
