@@ -16,7 +16,9 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import strategies as st
 
+import bookend_rag
 from bookend_rag import STRATEGIES, WEIGHT_RULES, Placement
+from bookend_rag.outlet import PlacementNote
 
 T = TypeVar("T")
 
@@ -102,7 +104,8 @@ class BadInput:
         """``call()``'s result, or ``None`` when it refused as allowed: a ``ValueError`` or
         ``TypeError`` of one line naming one of ``names``. Any warning fails the call, but the
         documented notice for a model name bookend knows no architecture for (it places with the
-        default order and says so once per process)."""
+        default order and says so once per process) and the placement notes
+        (:class:`~bookend_rag.outlet.PlacementNote`, each one of ``Placement.notes``)."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -110,7 +113,11 @@ class BadInput:
             except (ValueError, TypeError) as exc:
                 BadInput.check_refusal(exc, names)
                 result = None
-        unexpected = [w for w in caught if not str(w.message).startswith(MODEL_NOTICE)]
+        unexpected = [
+            w
+            for w in caught
+            if not (str(w.message).startswith(MODEL_NOTICE) or w.category is PlacementNote)
+        ]
         assert not unexpected, f"warned: {[str(w.message) for w in unexpected]}"
         return result
 
@@ -162,3 +169,63 @@ class BadInput:
 def bad_input() -> type[BadInput]:
     """The shared strategies and checks of the bad-input tests."""
     return BadInput
+
+
+class NoteParity:
+    """The adapters' notes property (issue 38): no input makes an adapter change the order
+    without the note that ``reorder`` would have given."""
+
+    @staticmethod
+    def cases(strategies: Sequence[str] = STRATEGIES) -> st.SearchStrategy[dict[str, Any]]:
+        """Scores with and without gaps (``None``), and the settings that act on them."""
+        return st.fixed_dictionaries(
+            {
+                "scores": st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
+                "options": st.fixed_dictionaries(
+                    {
+                        "missing_scores": st.sampled_from(["rank", "drop_scores"]),
+                        "strategy": st.sampled_from(strategies),
+                        "repeat_top": st.booleans(),
+                    }
+                ),
+            }
+        )
+
+    @staticmethod
+    def expected(
+        texts: list[str], scores: list[float | None], options: dict[str, Any], **reading: Any
+    ) -> Placement[str]:
+        """The core's placement of the texts an adapter read (a retriever without any score
+        gives none: no note)."""
+        no_scores = all(score is None for score in scores)
+        return bookend_rag.Bookend(**options, **reading).place(texts, None if no_scores else scores)
+
+    @staticmethod
+    def check(
+        case: dict[str, Any],
+        run: Callable[[], tuple[list[int], list[list[str]]]],
+        texts: list[str],
+        **reading: Any,
+    ) -> None:
+        """``run()`` (an adapter's call: the input indices in the order it returned, and the
+        notes its framework's channel received) gives the core's order, and its notes, on that
+        channel and as warnings, once each."""
+        (order, sent), warned = NoteParity.warned(run)
+        core = NoteParity.expected(texts, case["scores"], case["options"], **reading)
+        assert order == list(core.order)
+        assert sent == ([list(core.notes)] if core.notes else [])
+        assert warned == list(core.notes)
+
+    @staticmethod
+    def warned(call: Callable[[], T]) -> tuple[T, list[str]]:
+        """``call()``'s result and the placement notes it warned of."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call()
+        return result, [str(w.message) for w in caught if w.category is PlacementNote]
+
+
+@pytest.fixture(scope="session")
+def note_parity() -> type[NoteParity]:
+    """The adapters' notes property (:class:`NoteParity`)."""
+    return NoteParity

@@ -10,7 +10,15 @@ turn, 4 of 1000 documents: :func:`draws_for`; the same for every candidate), the
 * the bare core, ``bookend_rag.Bookend().place`` on the same objects: adapter / core is what the
   adapter itself costs;
 * for LangChain, the Runnable path (``invoke``) of the adapter and of the framework's reorderer
-  wrapped in a ``RunnableLambda``: the per-invoke cost every Runnable pays.
+  wrapped in a ``RunnableLambda``: the per-invoke cost every Runnable pays;
+* the adapter with the retrieval recorder on (``recorder=``, a file in a temporary folder): its
+  cost on the caller's path (the writer thread's serialisation is timed apart, below);
+* the adapter and the core on the same lists with one score missing (``missing_scores``'
+  default): the note each call sends, through ``warnings`` (Python's default filter: shown once)
+  and the ``bookend_rag`` logger (no handler configured).
+
+A second table times the one path out of the core alone (:func:`bookend_rag.outlet.deliver`),
+with no note, with one note and with the recorder, and the writer thread's work per record.
 
 Rounds interleave the candidates; each figure is the median over rounds of the best-of-autorange
 per-call CPU time of this thread (``time.thread_time``: time the process waits for a core does not
@@ -26,14 +34,19 @@ import argparse
 import itertools
 import platform
 import statistics
+import tempfile
 import time
 import timeit
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import bookend_rag
 from bookend_rag.corpus import load_demo_corpus
+from bookend_rag.outlet import deliver
+from bookend_rag.recorder import Retrieval, RetrievalRecorder
 
 # langchain-community warns on import that it is being sunset; its reorderer is still the baseline.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -113,19 +126,38 @@ def measure(candidates: dict[str, Call], rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+#: Where the recorders of a run write (bounded: 8 MiB and one backup per file).
+RECORDS = Path(tempfile.mkdtemp(prefix="bookend-bench-"))
+
+
+def recorder(name: str) -> RetrievalRecorder:
+    """A recorder writing to ``name`` in :data:`RECORDS`. Its buffer is large: a timing loop
+    calls faster than any retriever, faster than the writer thread writes, and a call that finds
+    the recorder full is dropped (cheaper than a kept one, so it would flatter the figure)."""
+    return RetrievalRecorder(RECORDS / f"{name}.jsonl", max_bytes=2**23, backups=1, buffer=2**14)
+
+
+def with_a_gap(scores: list[float]) -> list[float | None]:
+    """``scores`` with the second one missing: every call then has a note to send."""
+    return [None if i == 1 else s for i, s in enumerate(scores)]
+
+
 def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
     """Per framework, the candidates to time, each over the same ``draws`` document lists."""
     lc_reorder = LangChainReorder()
     lc_lambda = RunnableLambda(lc_reorder.transform_documents)
     lc_bookend = BookendReorder()
+    lc_recorded = BookendReorder(recorder=recorder("langchain"))
     lc_alternate = BookendReorder(strategy="alternate")
     lc_core = bookend_rag.Bookend(text=lambda d: d.page_content)
     li_reorder = LlamaIndexReorder()
     li_bookend = BookendNodePostprocessor()
+    li_recorded = BookendNodePostprocessor(recorder=recorder("llama_index"))
     li_alternate = BookendNodePostprocessor(strategy="alternate")
     li_core = bookend_rag.Bookend(text=lambda n: n.node.get_content(metadata_mode=MetadataMode.LLM))
     hs_ranker = LostInTheMiddleRanker()
     hs_bookend = BookendRanker()
+    hs_recorded = BookendRanker(recorder=recorder("haystack"))
     hs_alternate = BookendRanker(strategy="alternate")
     hs_core = bookend_rag.Bookend(text=lambda d: d.content)
 
@@ -141,6 +173,11 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
         lc_docs = [LangChainDocument(t, metadata={"score": s}) for t, s in pairs]
         li_nodes = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in pairs]
         hs_docs = [HaystackDocument(content=t, score=s) for t, s in pairs]
+        gap = with_a_gap(scores)
+        gapped = list(zip(texts, gap, strict=True))
+        lc_gap = [LangChainDocument(t, metadata={"score": s}) for t, s in gapped]
+        li_gap = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in gapped]
+        hs_gap = [HaystackDocument(content=t, score=s) for t, s in gapped]
         # Default arguments bind this draw's lists (a closure would see the last draw's).
         add("LangChain", "framework", lambda d=lc_docs: lc_reorder.transform_documents(d))
         add("LangChain", "adapter", lambda d=lc_docs: lc_bookend.transform_documents(d))
@@ -150,14 +187,23 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
         add("LangChain", "framework invoke", lambda d=lc_docs: lc_lambda.invoke(d))
         add("LangChain", "adapter alternate", lambda d=lc_docs: lc_alternate.transform_documents(d))
         add("LangChain", "core", lambda d=lc_docs, s=scores: lc_core.place(d, s))
+        add("LangChain", "adapter recorder", lambda d=lc_docs: lc_recorded.transform_documents(d))
+        add("LangChain", "adapter, a note", lambda d=lc_gap: lc_bookend.transform_documents(d))
+        add("LangChain", "core, a note", lambda d=lc_gap, s=gap: lc_core.place(d, s))
         add("LlamaIndex", "framework", lambda n=li_nodes: li_reorder.postprocess_nodes(n))
         add("LlamaIndex", "adapter", lambda n=li_nodes: li_bookend.postprocess_nodes(n))
         add("LlamaIndex", "adapter alternate", lambda n=li_nodes: li_alternate.postprocess_nodes(n))
         add("LlamaIndex", "core", lambda n=li_nodes, s=scores: li_core.place(n, s))
+        add("LlamaIndex", "adapter recorder", lambda n=li_nodes: li_recorded.postprocess_nodes(n))
+        add("LlamaIndex", "adapter, a note", lambda n=li_gap: li_bookend.postprocess_nodes(n))
+        add("LlamaIndex", "core, a note", lambda n=li_gap, s=gap: li_core.place(n, s))
         add("Haystack", "framework", lambda d=hs_docs: hs_ranker.run(documents=d))
         add("Haystack", "adapter", lambda d=hs_docs: hs_bookend.run(documents=d))
         add("Haystack", "adapter alternate", lambda d=hs_docs: hs_alternate.run(documents=d))
         add("Haystack", "core", lambda d=hs_docs, s=scores: hs_core.place(d, s))
+        add("Haystack", "adapter recorder", lambda d=hs_docs: hs_recorded.run(documents=d))
+        add("Haystack", "adapter, a note", lambda d=hs_gap: hs_bookend.run(documents=d))
+        add("Haystack", "core, a note", lambda d=hs_gap, s=gap: hs_core.place(d, s))
     return {
         framework: {label: rotating(calls) for label, calls in candidates.items()}
         for framework, candidates in per_draw.items()
@@ -172,6 +218,35 @@ def check_same_documents(k: int) -> None:
             docs: Sequence[object] = out["documents"] if isinstance(out, dict) else out
             if len(docs) != k:
                 raise SystemExit(f"{name} {label} returned {len(docs)} of {k} documents")
+
+
+def outlet(k: int, draws: int = DRAWS) -> dict[str, Call]:
+    """The one path out of the core alone (:func:`bookend_rag.outlet.deliver`), on placements of
+    ``k`` strings: without a note, with one, with the recorder; and the writer thread's work for
+    one record (:meth:`Retrieval.record` and its JSON line), which leaves the caller's path."""
+    placer: bookend_rag.Bookend[str] = bookend_rag.Bookend()
+    kept = recorder("outlet")
+    plain: list[Call] = []
+    noted: list[Call] = []
+    recorded: list[Call] = []
+    written: list[Call] = []
+    for draw in range(draws):
+        texts, scores = corpus(k, draw)
+        placement = placer.place(texts, scores)
+        gap = with_a_gap(scores)
+        with_note = placer.place(texts, gap)
+        common = {"items": texts, "source": "reorder"}
+        plain.append(partial(deliver, placement, placer, None, scores=scores, **common))
+        noted.append(partial(deliver, with_note, placer, None, scores=gap, **common))
+        recorded.append(partial(deliver, placement, placer, kept, scores=scores, **common))
+        call = Retrieval(texts, scores, placer.config.model, placement.order, "reorder")
+        written.append(lambda c=call: c.record().to_json_line())
+    return {  # every deliver call as the core's reorder makes it
+        "deliver, no note": rotating(plain),
+        "deliver, a note": rotating(noted),
+        "deliver, recorder": rotating(recorded),
+        "writer, a record": rotating(written),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -193,6 +268,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{name:<11} {label:<18} {seconds * 1e6:>8.1f}us {vs_framework:>11.1f}x "
                 f"{vs_core:>8}"
             )
+    times = measure(outlet(args.k), args.rounds)
+    print(f"\n{'the path out of the core':<30} {'per call':>10} {'/ no note':>10}")
+    for label, seconds in times.items():
+        ratio = seconds / times["deliver, no note"]
+        print(f"{label:<30} {seconds * 1e6:>8.2f}us {ratio:>9.1f}x")
 
 
 if __name__ == "__main__":

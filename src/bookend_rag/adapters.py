@@ -1,6 +1,8 @@
 """What the framework adapters share: their settings, a placer for those settings as they are at
-each call, the reading of a score (:func:`read_score`) and the annotations they write on request
-(each chunk's prompt slot and weight).
+each call, the reading of a score (:func:`read_score`), the annotations they write on request
+(each chunk's prompt slot and weight) and the one way out of the core for what a placement did
+(:func:`deliver`: its notes to ``warnings`` and the ``bookend_rag`` logger, the call to the
+``recorder``; each adapter then sends the notes to its framework's own channel).
 
 Adapters place with their settings as they are at each call (a changed setting is never ignored)
 and never touch the caller's objects unless annotations are asked for.
@@ -12,15 +14,18 @@ import re
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
 
 from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.errors import not_the_callers, shown
-from bookend_rag.inputs import finite_floats, read_score
+from bookend_rag.inputs import MissingScores, finite_floats, read_score
+from bookend_rag.outlet import PlacementNote, deliver
 from bookend_rag.place import Bookend, cached_placer
 from bookend_rag.placement.result import Placement
+from bookend_rag.recorder import Recorder, RecorderLike, as_recorder
+from bookend_rag.retrievals import RecordSource
 from bookend_rag.tokens import TokenCounterLike
 from bookend_rag.tuned import load_config
 
@@ -31,9 +36,16 @@ __all__ = [
     "Annotation",
     "CheckedSettings",
     "FrameworkAdapter",
+    "MissingScores",
+    "PlacementNote",
     "PlacerCache",
+    "Recorder",
+    "RecorderLike",
+    "as_recorder",
+    "deliver",
     "finite_floats",
     "first_slot_annotations",
+    "given_scores",
     "not_the_callers",
     "one_line_errors",
     "read_score",
@@ -91,6 +103,13 @@ def with_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     tuned = load_config(config)
     tuned.warn_if_other_model(model=given.get("model"), stacklevel=4)
     return {**dict(tuned.config), **given}
+
+
+def given_scores(scores: list[float | None]) -> list[float | None] | None:
+    """The scores an adapter read from its framework's objects, or ``None`` when no item has
+    one: a retriever that gives no scores returns best first, so its order is the relevance
+    order, with nothing to note (a ``None`` among numbers is ``missing_scores``' to handle)."""
+    return None if scores.count(None) == len(scores) else scores
 
 
 def top_n_as_top_k(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,7 +284,7 @@ class _SourceValue(Generic[T]):
 
 class FrameworkAdapter(PlacementConfig):
     """The settings of a pydantic framework adapter: every placement setting, and the adapter's
-    own (``source_key``, ``token_counter``, ``annotate``).
+    own (``source_key``, ``token_counter``, ``annotate``, ``recorder``).
 
     A subclass says how to read its items (:meth:`item_text`, :meth:`item_source`); :meth:`placer`
     then gives the :class:`~bookend_rag.Bookend` for the settings as they are at each call.
@@ -286,8 +305,25 @@ class FrameworkAdapter(PlacementConfig):
         description="Write bookend_slot and bookend_weight into each returned item's metadata "
         "(this modifies the caller's objects; nothing else does).",
     )
+    recorder: Any = Field(
+        default=None,
+        exclude=True,
+        description="Off (None), a JSON Lines file path (appended to, bounded and rotated: "
+        "bookend_rag.recorder.RetrievalRecorder) or an object with record(call): each call's "
+        "question, documents with their scores in the retriever's order, model and the order "
+        "placed. Not serialised.",
+    )
+
+    @field_validator("recorder")
+    @classmethod
+    def _recorder(cls, value: RecorderLike) -> Recorder | None:
+        """A path becomes the process's one recorder of that file (checked now)."""
+        return as_recorder(value)
 
     _placers: PlacerCache[Any] | None = PrivateAttr(default=None)
+
+    #: Who a retrieval record names as its writer.
+    record_source: ClassVar[RecordSource]
 
     @staticmethod
     def item_text(item: Any) -> str:
@@ -298,6 +334,33 @@ class FrameworkAdapter(PlacementConfig):
     def item_source(item: Any, key: str) -> Hashable | None:
         """The value of metadata ``key`` on an item (``None`` when it has none)."""
         raise NotImplementedError
+
+    @staticmethod
+    def item_metadata(item: Any) -> Mapping[str, Any] | None:
+        """An item's metadata (its JSON scalars go into a retrieval record)."""
+        raise NotImplementedError
+
+    def deliver(
+        self,
+        placement: Placement[Any],
+        placer: Bookend[Any],
+        items: list[Any],
+        scores: list[float | None] | None,
+        question: str | None,
+    ) -> tuple[str, ...]:
+        """:func:`bookend_rag.outlet.deliver` of a call of this adapter (its ``recorder``, its
+        way of reading an item): the notes, for the framework's own channel."""
+        return deliver(
+            placement,
+            placer,
+            self.recorder,
+            source=self.record_source,
+            items=items,
+            scores=scores,
+            question=question,
+            text=self.item_text,
+            metadata=self.item_metadata,
+        )
 
     def current_token_counter(self) -> TokenCounterLike:
         """The token counter for this call (``token_counter``; adapters may know a default)."""

@@ -22,11 +22,13 @@ from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.corpus import load_demo_corpus
 from bookend_rag.datafiles import load_data_json
 from bookend_rag.layout import Layout
+from bookend_rag.outlet import deliver
 from bookend_rag.place import Bookend
 from bookend_rag.plot import matplotlib_available, plot_file, plot_placement
 from bookend_rag.profiles.io import ModelLike, resolve_profile
 from bookend_rag.profiles.published import available_profile_presets, published_curves
 from bookend_rag.profiles.theoretical import TheoryProfile
+from bookend_rag.recorder import RetrievalRecorder
 from bookend_rag.spec import available_presets
 from bookend_rag.theory import components
 from bookend_rag.tuned import load_config
@@ -304,17 +306,13 @@ def _read_reorder_input(data: Any) -> tuple[list[Any], list[str], dict[str, list
             continue
         if name in columns:
             raise ValueError(f"give {name} either as {name!r} or per chunk as {field!r}, not both")
+        if name == "scores":  # a chunk without one is a missing score: --missing-scores decides
+            columns[name] = [c.get(field) if isinstance(c, dict) else None for c in chunks]
+            continue
         if len(objects) < len(chunks) or not all(present):
             raise ValueError(f"every chunk needs {field!r} when one has it")
         columns[name] = [c[field] for c in objects]
     checked = {name: _column(name, values, len(chunks)) for name, values in columns.items()}
-    scores = checked.get("scores")
-    if scores is not None and None in scores and any(s is not None for s in scores):
-        # As a missing "score" field is refused: a null among numbers would silently switch the
-        # whole placement to the input order.
-        raise ValueError(
-            f"scores[{scores.index(None)}]=null among numbers: give every chunk a score, or none"
-        )
     return chunks, texts, checked
 
 
@@ -336,15 +334,40 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
         if config is None
         else Bookend.from_config(config, **given, **readers)
     )
-    placement = placer.place(
-        list(range(len(chunks))), columns.get("scores"), lengths=columns.get("lengths")
+    indices, scores = list(range(len(chunks))), columns.get("scores")
+    recorder = None if args.recorder is None else RetrievalRecorder(args.recorder)
+    placement = placer.place(indices, scores, lengths=columns.get("lengths"))
+    # The notes go to the logger and the JSON here, and to stderr as lines of this command's
+    # (a warning's "file:line: PlacementNote:" prefix would name bookend's own script).
+    notes = deliver(
+        placement,
+        placer,
+        recorder,
+        source="cli",
+        items=indices,
+        scores=scores,
+        text=texts.__getitem__,
+        metadata=lambda i: _other_fields(chunks[i]),
+        warn=False,
     )
+    if recorder is not None:
+        recorder.close()
+    for note in notes:
+        if note not in placer.notices:  # warned once already (the model, a tuned config)
+            print(f"bookend reorder: note: {note}", file=sys.stderr)
     result = placement.to_dict()
     result["chunks"] = [chunks[i] for i in placement.order]
     result["dropped_indices"] = result["dropped"]
     result["dropped"] = [chunks[i] for i in placement.dropped]
     print(json.dumps(result, indent=2))
     return 0
+
+
+def _other_fields(chunk: Any) -> dict[str, Any] | None:
+    """A chunk object's fields besides its text and score (what a record keeps as metadata)."""
+    if not isinstance(chunk, dict):
+        return None
+    return {key: value for key, value in chunk.items() if key not in ("text", "score")}
 
 
 def _cmd_presets(args: argparse.Namespace) -> int:
@@ -424,6 +447,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="every setting from a PlacementConfig JSON file or the tuned.json of `bookend "
         "tune` (its model, strategy, layout ...); the options given here override its settings",
+    )
+    reo.add_argument(
+        "--recorder",
+        metavar="FILE",
+        help="append the call to this retrieval record file (JSON Lines, schema "
+        "bookend-retrievals/1: the chunks with their scores, the model, the order placed)",
     )
     _setting_options(reo, _REORDER_SETTINGS, configurable=True)
     reo.set_defaults(func=_cmd_reorder)

@@ -19,7 +19,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from bookend_rag.errors import OneLineModel, no_bool, one_line
-from bookend_rag.inputs import MAX_TOKENS
+from bookend_rag.inputs import MAX_TOKENS, MissingScores
 from bookend_rag.layout import DEFAULT_SUFFIX_TOKENS, Layout
 from bookend_rag.lookalikes import DEFAULT_LOOKALIKE_THRESHOLD
 from bookend_rag.placement.problem import EXACT_MAX_K
@@ -112,6 +112,14 @@ class PlacementConfig(OneLineModel):
         "lists them (Placement.dropped_as_lookalikes).",
     )
     distance: bool = Field(default=False, description="Scores are distances: lower is better.")
+    missing_scores: MissingScores = Field(
+        default="drop_scores",
+        description="When some scores are None and others are not: 'drop_scores' (the default: "
+        "the input order is the relevance order, as retrievers return best first), 'rank' (the "
+        "items without a score rank below every item with one, in input order) or 'error' "
+        "(raise). The first two say so in Placement.notes, which reorder and the adapters also "
+        "send to warnings and the bookend_rag logger.",
+    )
     top_k: Count | None = Field(
         default=None,
         ge=1,

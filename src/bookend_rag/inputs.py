@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from functools import lru_cache
 from numbers import Real
+from typing import Literal
 
 import numpy as np
 
@@ -23,10 +24,12 @@ from bookend_rag.errors import shown
 __all__ = [
     "MAX_TOKENS",
     "SCORE_RULE",
+    "MissingScores",
     "equal_lengths",
     "finite_floats",
     "is_real",
     "read_score",
+    "scores_by_policy",
     "validate_lengths",
     "validate_scores",
 ]
@@ -120,6 +123,63 @@ def validate_scores(scores: Sequence[float | None] | None, n_items: int) -> Floa
     arr = np.asarray([scores[i] for i in positions], dtype=np.float64)
     _check_finite(arr, positions)
     return arr if len(positions) == n_items else None
+
+
+#: What a placement does when some scores are ``None`` and others are not (the setting
+#: ``missing_scores``): ``"error"`` raises, ``"rank"`` ranks every item without a score below
+#: every item with one, ``"drop_scores"`` drops every score (the input order is the relevance
+#: order). Each but ``"error"`` says what it did in ``Placement.notes``.
+MissingScores = Literal["error", "rank", "drop_scores"]
+
+
+def scores_by_policy(
+    scores: Sequence[float | None] | None, n_items: int, policy: MissingScores, distance: bool
+) -> tuple[FloatArray | None, str | None]:
+    """The scores to place by (:func:`validate_scores`), with ``None`` entries handled by
+    ``policy`` (:data:`MissingScores`), and the note that says what was done (``None``: nothing
+    to say).
+
+    Under ``"rank"`` a missing score counts as ``lo - (hi - lo)`` (``lo``, ``hi``: the lowest and
+    highest score given; ``lo - 1`` when they are equal), mirrored for distances, so after the
+    min-max normalisation of :func:`bookend_rag.relevance.relevance` every item without a score
+    has relevance 0, below every item with one (the lowest given gets 0.5), and ties keep the
+    input order.
+
+    Raises:
+        ValueError: what :func:`validate_scores` raises, and, under ``"error"``, a ``None``
+            among numbers.
+    """
+    raw = validate_scores(scores, n_items)
+    if raw is not None or scores is None or not n_items:
+        return raw, None
+    missing = [i for i, score in enumerate(scores) if score is None]
+    if len(missing) == n_items:
+        return None, "scores: every score is None, so the input order is the relevance order"
+    where = f"{len(missing)} of {n_items} missing (scores[{missing[0]}] is None)"
+    if policy == "error":
+        raise ValueError(
+            f"scores: {where} among numbers: give every item a score or none, or set "
+            "missing_scores='rank' (rank them last) or 'drop_scores' (use the input order)"
+        )
+    if policy == "drop_scores":
+        return None, (
+            f"scores: {where}, so the input order is the relevance order and the other scores "
+            "are not used (missing_scores='drop_scores'; 'rank' ranks them last, 'error' raises)"
+        )
+    given = [float(score) for score in scores if score is not None]
+    lo, hi = min(given), max(given)
+    spread = hi - lo if hi > lo else 1.0
+    fill = hi + spread if distance else lo - spread
+    if not math.isfinite(fill):
+        raise ValueError(
+            f"scores: missing_scores='rank' places a missing score a spread beyond the given ones "
+            f"({lo!r} to {hi!r}), which is beyond float range; rescale the scores"
+        )
+    filled = np.asarray([fill if score is None else score for score in scores], dtype=np.float64)
+    return filled, (
+        f"scores: {where}, ranked below every given score in their input order "
+        "(missing_scores='rank')"
+    )
 
 
 def finite_floats(scores: object, n_items: int) -> list[float] | None:

@@ -19,9 +19,10 @@ import numpy as np
 
 from bookend_rag.arrays import FloatArray, IntArray
 from bookend_rag.config import DEFAULT_MODEL, PlacementConfig
-from bookend_rag.inputs import equal_lengths, finite_floats, validate_lengths, validate_scores
+from bookend_rag.inputs import equal_lengths, finite_floats, scores_by_policy, validate_lengths
 from bookend_rag.layout import Layout
 from bookend_rag.lookalikes import lookalike_groups
+from bookend_rag.outlet import deliver
 from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.problem import Problem
 from bookend_rag.placement.result import Numbers, Placement
@@ -44,6 +45,7 @@ from bookend_rag.profiles.io import (
     file_stamp,
     resolve_reference,
 )
+from bookend_rag.recorder import RecorderLike, as_recorder
 from bookend_rag.relevance import relevance
 from bookend_rag.tokens import (
     TokenCounter,
@@ -336,6 +338,18 @@ class Bookend(Generic[T]):
         return placer
 
     @property
+    def notices(self) -> tuple[str, ...]:
+        """The notes every placement of this placer begins with (a model bookend knows no
+        architecture for, a tuned config used with another model), each warned once already:
+        when the model was resolved, when the config was read."""
+        return self._notices
+
+    @property
+    def item_text(self) -> Callable[[Any], Any] | None:
+        """How this placer reads an item's text (``text``; ``None``: the items are texts)."""
+        return self._text
+
+    @property
     def profile(self) -> InfluenceProfile:
         """The influence profile ``config.model`` refers to."""
         return self._profile
@@ -365,8 +379,9 @@ class Bookend(Generic[T]):
             items: the chunks: strings, or any objects (see ``text``/``lengths``). Duplicates are
                 kept.
             scores: per item relevance (higher is better unless ``distance=True``); without them,
-                or if any is ``None``, the input order is the relevance order (with a missing
-                score, ``Placement.notes`` says so: the other scores are not used).
+                or if every one is ``None``, the input order is the relevance order. Some
+                ``None`` among numbers are handled by the setting ``missing_scores`` (by default
+                every score is dropped), and ``Placement.notes`` says what was done.
             lengths: per item whole token counts (>= 1); counted with ``token_counter`` when
                 omitted (a count below one counts as one), all 1 with ``equal_lengths``.
 
@@ -382,10 +397,10 @@ class Bookend(Generic[T]):
             quick = self._place_quickly(items, scores)
             if quick is not None:
                 return quick
-        raw = validate_scores(scores, n)
+        raw, score_note = scores_by_policy(scores, n, config.missing_scores, config.distance)
         rel = relevance(raw, n, config.distance)
         lens = self._lengths(items, lengths)
-        notes = self._notes(raw, scores)
+        notes = self._notes(score_note)
         duplicates = self._lookalike_drops(items, rel) if config.drop_lookalikes else ()
         kept, repeat_fits, cut_by_top_k = select_chunks(
             rel,
@@ -443,21 +458,19 @@ class Bookend(Generic[T]):
         lens = self._deferred_lengths(items)
         if lens is None:
             return None
-        raw = validate_scores(scores, n)
+        raw, score_note = scores_by_policy(scores, n, config.missing_scores, config.distance)
         rel = relevance(raw, n, config.distance)
-        notes = self._notes(raw, scores)
+        notes = self._notes(score_note)
         prompt = assign_by_rank(rel, ranks(n)).tolist()
         return self._result(items, prompt, rel, lens, raw, notes)
 
-    def _notes(
-        self, raw: FloatArray | list[float] | None, scores: Sequence[float | None] | None
-    ) -> list[str]:
+    def _notes(self, score_note: str | None = None) -> list[str]:
         """The notes of every placement: the notice of a model bookend knows no architecture
-        for, that of a tuned config used with another model, and that the scores were not used
-        when one of several is missing."""
+        for, that of a tuned config used with another model, and what was done with missing
+        scores (``missing_scores``)."""
         notes = list(self._notices)
-        if raw is None and scores is not None and len(scores):
-            notes.append(_missing_scores_note(scores))
+        if score_note is not None:
+            notes.append(score_note)
         return notes
 
     def _texts(self, items: list[T]) -> list[Any]:
@@ -497,7 +510,7 @@ class Bookend(Generic[T]):
             if raw is None:
                 return None
             by_relevance, rel = relevance_order([-s for s in raw] if config.distance else raw)
-        notes = self._notes(raw, scores)
+        notes = self._notes()
         lens: Numbers | None
         if self._ranks is not None:
             lens = self._deferred_lengths(items)
@@ -641,18 +654,6 @@ class Bookend(Generic[T]):
         )
 
 
-def _missing_scores_note(scores: Sequence[float | None]) -> str:
-    """The note of a call whose scores were given but not used: some are ``None``."""
-    missing = [i for i, score in enumerate(scores) if score is None]
-    if len(missing) == len(scores):
-        return "scores: every score is None, so the input order is the relevance order"
-    return (
-        f"scores: {len(missing)} of {len(scores)} missing (scores[{missing[0]}] is None), so the "
-        "input order is the relevance order and the other scores are not used; give every item "
-        "a score, or none"
-    )
-
-
 def reorder(
     items: Sequence[T],
     scores: Sequence[float | None] | None = None,
@@ -660,6 +661,7 @@ def reorder(
     model: ModelLike | None = None,
     lengths: Sequence[float] | None = None,
     config: ConfigSource | None = None,
+    recorder: RecorderLike = None,
     **settings: Any,
 ) -> Placement[T]:
     """Place ``items`` in the prompt order that gives the most relevant text the most influence.
@@ -676,6 +678,12 @@ def reorder(
     ``Bookend.from_config("tuned.json").place(items, scores)``. Settings given here, ``model``
     included, override the config's; a ``model`` other than the one a tuned config was measured
     on warns (``UserWarning``).
+
+    Each of the placement's notes (``Placement.notes``: a missing score, a ``repeat_top`` that
+    did not fit ...) is also sent to ``warnings`` (:class:`~bookend_rag.outlet.PlacementNote`)
+    and the ``bookend_rag`` logger (:func:`bookend_rag.outlet.deliver`). ``recorder`` (a file
+    path or a :class:`~bookend_rag.recorder.Recorder`; off by default) appends the call to a
+    retrieval record file (:mod:`bookend_rag.recorder`).
 
     Example:
         >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
@@ -694,7 +702,12 @@ def reorder(
     else:  # a config file may change between calls: read it each time
         overrides = settings if model is None else {"model": model, **settings}
         placer = Bookend.from_config(config, **overrides)
-    return placer.place(items, scores, lengths=lengths)
+    kept = as_recorder(recorder)
+    placement = placer.place(items, scores, lengths=lengths)
+    deliver(
+        placement, placer, kept, source="reorder", items=items, scores=scores, text=placer.item_text
+    )
+    return placement
 
 
 def cached_placer(settings: Mapping[str, Any]) -> Bookend[Any]:

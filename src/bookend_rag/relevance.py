@@ -9,27 +9,34 @@ from functools import lru_cache
 import numpy as np
 
 from bookend_rag.arrays import FloatArray
-from bookend_rag.inputs import validate_scores
+from bookend_rag.inputs import MissingScores, scores_by_policy
 
 __all__ = ["normalised", "normalised_floats", "relevance", "relevance_from_scores"]
 
 
 def relevance_from_scores(
-    scores: Sequence[float | None] | None, n_items: int, *, distance: bool = False
+    scores: Sequence[float | None] | None,
+    n_items: int,
+    *,
+    distance: bool = False,
+    missing_scores: MissingScores = "drop_scores",
 ) -> FloatArray:
     """The relevance the objective uses, from the caller's scores.
 
     * With scores: min-max normalised to ``[0, 1]`` (1 for the best), so positive scaling and
       shifting of scores change nothing; ``distance=True`` means lower is better. Equal scores all
       get relevance 1 and keep their input order.
-    * Without scores, or with any score missing (``None``): the input order is the relevance
-      order, and a reciprocal-rank prior gives the chunk at input position ``i`` (0-based)
-      relevance ``1 / (i + 1)``.
+    * Without scores, or with every score ``None``: the input order is the relevance order, and
+      a reciprocal-rank prior gives the chunk at input position ``i`` (0-based) relevance
+      ``1 / (i + 1)``. With some ``None`` among numbers, ``missing_scores`` decides
+      (:func:`bookend_rag.inputs.scores_by_policy`): by default, as without scores.
 
     Raises:
-        ValueError: scores of the wrong count, or NaN or infinite scores.
+        ValueError: scores of the wrong count, NaN or infinite scores, or some ``None`` under
+            ``missing_scores="error"``.
     """
-    return relevance(validate_scores(scores, n_items), n_items, distance)
+    raw, _ = scores_by_policy(scores, n_items, missing_scores, distance)
+    return relevance(raw, n_items, distance)
 
 
 def relevance(scores: FloatArray | None, n_items: int, distance: bool) -> FloatArray:

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
 
@@ -35,7 +35,10 @@ __all__ = [
     "RETRIEVALS_SCHEMA",
     "RecordedDocument",
     "RetrievalRecord",
+    "json_scalars",
     "read_retrievals",
+    "record_from",
+    "write_retrievals",
 ]
 
 #: The version of the record format this library writes and reads.
@@ -133,3 +136,103 @@ def read_retrievals(path: str | Path) -> Iterator[RetrievalRecord]:
                 yield RetrievalRecord(**data)
             except ValueError as exc:
                 raise ValueError(f"{path}:{number}: {exc}") from None
+
+
+def json_scalars(metadata: Mapping[Any, Any] | None) -> dict[str, JsonValue]:
+    """The part of ``metadata`` a record keeps: string, finite number, bool and null values
+    (nested objects and anything else left out), without bookend's own ``bookend_*``
+    annotations."""
+    if not metadata:
+        return {}
+    return {
+        str(key): value
+        for key, value in metadata.items()
+        if isinstance(value, str | int | float | bool | type(None))
+        and not str(key).startswith("bookend_")
+        and not (isinstance(value, float) and not math.isfinite(value))
+    }
+
+
+#: The metadata keys a LangChain ``Document``'s score is read from, as ``BookendReorder`` does.
+_LANGCHAIN_SCORE_KEYS = ("relevance_score", "score")
+
+
+def record_from(
+    retrieved: Sequence[Any],
+    *,
+    question: str | None = None,
+    model: str | None = None,
+    score_key: Sequence[str] = _LANGCHAIN_SCORE_KEYS,
+) -> RetrievalRecord:
+    """One record from what a team already logged of a retriever call, in the retriever's order
+    (``order`` is ``None``: nothing was placed). Each entry is read by its shape, so no framework
+    is imported:
+
+    * a LangChain ``(Document, score)`` pair (``similarity_search_with_relevance_scores``), or a
+      LangChain ``Document`` (its score from the first of ``score_key`` in its metadata);
+    * a LlamaIndex ``NodeWithScore`` (its text as the LLM sees it, with the metadata the LLM
+      sees, as ``BookendNodePostprocessor`` counts it);
+    * a Haystack ``Document`` (``content``, ``score``, ``meta``);
+    * a string, or a mapping with ``"text"`` and optionally ``"score"`` (its other fields are the
+      metadata).
+
+    Raises:
+        ValueError: an empty list, or an entry of none of these shapes, named by its index.
+    """
+    if isinstance(retrieved, str | bytes) or not isinstance(retrieved, Sequence) or not retrieved:
+        raise ValueError(
+            f"retrieved must be a non-empty list of documents, got retrieved={shown(retrieved)}"
+        )
+    documents = [_recorded(item, i, score_key) for i, item in enumerate(retrieved)]
+    return RetrievalRecord(question=question, documents=documents, model=model, source="import")
+
+
+def _recorded(item: Any, index: int, score_key: Sequence[str]) -> RecordedDocument:
+    """One logged document as a :class:`RecordedDocument`, read by its shape."""
+    text: object
+    score: object = None
+    metadata: Mapping[Any, Any] | None
+    if isinstance(item, tuple) and len(item) == 2 and hasattr(item[0], "page_content"):
+        text, score, metadata = item[0].page_content, item[1], item[0].metadata
+    elif hasattr(item, "page_content"):  # LangChain Document
+        text, metadata = item.page_content, item.metadata
+        score = next((metadata[k] for k in score_key if metadata.get(k) is not None), None)
+    elif hasattr(item, "node") and hasattr(item, "score"):  # LlamaIndex NodeWithScore
+        # "llm" is MetadataMode.LLM's value (a str enum): the text the LLM sees.
+        text, score = item.node.get_content(metadata_mode="llm"), item.score
+        metadata = item.node.metadata
+    elif hasattr(item, "content") and hasattr(item, "meta"):  # Haystack Document
+        text, score, metadata = item.content, getattr(item, "score", None), item.meta
+    elif isinstance(item, str):
+        text, metadata = item, None
+    elif isinstance(item, Mapping) and "text" in item:
+        text, score = item["text"], item.get("score")
+        metadata = {k: v for k, v in item.items() if k not in ("text", "score")}
+    else:
+        raise ValueError(
+            f"retrieved[{index}] of type {type(item).__name__} is not a document bookend reads: "
+            "a LangChain Document or (Document, score) pair, a LlamaIndex NodeWithScore, a "
+            "Haystack Document, a string or a mapping with 'text'"
+        )
+    try:
+        return RecordedDocument(text=text, score=score, metadata=json_scalars(metadata))
+    except ValueError as exc:
+        raise ValueError(f"retrieved[{index}]: {exc}") from None
+
+
+def write_retrievals(path: str | Path, records: Iterable[RetrievalRecord]) -> int:
+    """Append ``records`` to the JSON Lines file ``path`` (created if missing) and return how
+    many were written: the file the recorder writes, from records made another way
+    (:func:`record_from`).
+
+    Raises:
+        ValueError: ``path`` is a directory or its directory does not exist.
+    """
+    path = Path(path)
+    if path.is_dir() or not path.parent.is_dir():
+        problem = "is a directory" if path.is_dir() else "has no such directory"
+        raise ValueError(f"path={str(path)!r} {problem}")
+    lines = [record.to_json_line() + "\n" for record in records]
+    with path.open("a", encoding="utf-8") as out:
+        out.writelines(lines)
+    return len(lines)

@@ -126,7 +126,12 @@ def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ('{"chunks": ["a", "b"], "sources": ["x"]}', [], "sources must have one value per"),
         ('[{"text": "a", "source": ["x"]}, {"text": "b", "source": "y"}]', [], "sources[0]=['x']"),
         ('{"chunks": ["a", "b"], "score": [2, 1]}', [], "unknown key 'score'"),
-        ('[{"text": "a", "score": 1}, {"text": "b"}]', [], "every chunk needs 'score'"),
+        ('[{"text": "a", "length": 1}, {"text": "b"}]', [], "every chunk needs 'length'"),
+        (
+            '[{"text": "a", "score": 1}, {"text": "b"}]',
+            ["--missing-scores", "error"],
+            "scores[1] is None",
+        ),
         ('["a", "b"]', ["--model", "lama-3.1-8b"], "model='lama-3.1-8b'"),
         ('["a", "b"]', ["--prefix-tokens", "-1"], "prefix_tokens=-1"),
         ('["a", "b"]', ["--competition", "-1"], "competition=-1.0"),
@@ -297,6 +302,7 @@ def test_every_reorder_option_reaches_the_placement(
         "lookalike_threshold": (["0.2"], 0.2),
         "drop_lookalikes": ([], True),
         "distance": ([], True),
+        "missing_scores": (["rank"], "rank"),
         "top_k": (["3"], 3),
         "budget": (["60"], 60),
         "repeat_top": ([], True),
@@ -306,7 +312,9 @@ def test_every_reorder_option_reaches_the_placement(
         "tokenizer": ([str(tmp_path)], str(tmp_path)),
         "exact_max_k": (["3"], 3),
     }
-    assert set(given) == set(_options("reorder")) - {"help", "config"}  # a new one needs a value
+    # --config and --recorder are no placement settings (the recorder: tests/core/test_recorder.py)
+    not_settings = {"help", "config", "recorder"}
+    assert set(given) == set(_options("reorder")) - not_settings  # a new one needs a value
     placed: list[bookend_rag.PlacementConfig] = []
 
     class Recording(bookend_rag.Bookend[Any]):

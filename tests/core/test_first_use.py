@@ -30,20 +30,20 @@ def test_a_missing_score_is_noted_not_silent() -> None:
     assert bookend_rag.reorder(["a", "b"]).notes == ()
 
 
-def test_the_cli_refuses_a_null_score_among_numbers(
+def test_the_cli_refuses_a_null_score_among_numbers_when_told(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # One policy for the library and the CLI (missing_scores): the default places, with a note
+    # on stderr (tests/core/test_missing_scores.py); --missing-scores error refuses.
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"chunks": ["a", "b"], "scores": [0.9, null]}'))
-    assert main(["reorder"]) == 2
+    assert main(["reorder", "--missing-scores", "error"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "scores[1]=null among numbers" in err
-    # As a missing "score" field is refused.
-    monkeypatch.setattr(
-        sys, "stdin", io.StringIO('[{"text": "a", "score": 1}, {"text": "b", "score": null}]')
-    )
-    assert main(["reorder"]) == 2
-    assert "scores[1]=null" in capsys.readouterr().err
+    assert "scores[1] is None" in err
+    # As a missing "score" field is.
+    monkeypatch.setattr(sys, "stdin", io.StringIO('[{"text": "a", "score": 1}, {"text": "b"}]'))
+    assert main(["reorder", "--missing-scores", "error"]) == 2
+    assert "scores[1] is None" in capsys.readouterr().err
 
 
 def test_lookalikes_at_a_huge_k_are_refused_before_the_product() -> None:

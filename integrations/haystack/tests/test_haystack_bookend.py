@@ -219,7 +219,7 @@ def test_the_keyword_parameters_are_the_config_fields_with_their_defaults() -> N
     # The one copy of the settings left (Haystack reads a component's keyword parameters), kept
     # in step with the config: a default here that differs would read as a changed setting.
     parameters = inspect.signature(BookendRanker.__init__).parameters
-    own = {"self", "word_count_threshold", "source_key", "annotate", "config"}
+    own = {"self", "word_count_threshold", "source_key", "annotate", "recorder", "config"}
     placement = {name: p.default for name, p in parameters.items() if name not in own}
     assert placement == {
         name: field.default for name, field in bookend_rag.PlacementConfig.model_fields.items()
@@ -244,6 +244,7 @@ OTHER_SETTINGS: dict[str, Any] = {
     "lookalike_threshold": 0.2,
     "drop_lookalikes": True,
     "distance": True,
+    "missing_scores": "rank",
     "top_k": 5,
     "budget": 60,
     "repeat_top": True,

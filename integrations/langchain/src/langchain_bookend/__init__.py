@@ -4,6 +4,6 @@
 >>> chain = retriever | BookendReorder(model="llama-3.1-8b")  # doctest: +SKIP
 """
 
-from langchain_bookend.reorder import SLOT_KEY, WEIGHT_KEY, BookendReorder
+from langchain_bookend.reorder import NOTES_EVENT, SLOT_KEY, WEIGHT_KEY, BookendReorder
 
-__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
+__all__ = ["NOTES_EVENT", "SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]

@@ -6,9 +6,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import langchain_core
-from langchain_core.callbacks import Callbacks
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForChainRun,
+    CallbackManagerForChainRun,
+    Callbacks,
+    adispatch_custom_event,
+    dispatch_custom_event,
+)
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import get_callback_manager_for_config
 from pydantic import ConfigDict, Field, field_validator
 
 from bookend_rag import Placement
@@ -19,12 +26,17 @@ from bookend_rag.adapters import (
     FrameworkAdapter,
     finite_floats,
     first_slot_annotations,
+    given_scores,
     not_the_callers,
     read_score,
     shown,
 )
 
-__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
+__all__ = ["NOTES_EVENT", "SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
+
+#: The name of the LangChain custom event that carries a call's placement notes
+#: (``{"notes": [...]}``), to the callback handlers' ``on_custom_event`` and in ``astream_events``.
+NOTES_EVENT = "bookend_notes"
 
 # A warning raised while a reorderer is built or called (a model bookend knows no architecture
 # for) names the user's line, not this package's or LangChain's.
@@ -83,19 +95,32 @@ class BookendReorder(
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata (a key
     holding ``None`` counts as absent). If every document has one, the scores decide
-    (``distance=True`` when lower is better); if any document lacks one, the input order is the
-    relevance order (retrievers return best first). A score must be a real number: a string
-    (even ``"0.9"``), a bool or a number beyond float range raises, naming the document and the
-    key, rather than silently switching to the input order. Token
-    lengths are counted on ``page_content``. The same ``Document`` objects come back and they are
-    not modified, unless ``annotate=True``, which writes ``bookend_slot`` and ``bookend_weight``
-    into their metadata. Nothing is dropped unless ``top_k`` or ``budget`` is set.
+    (``distance=True`` when lower is better); if none has one, the input order is the
+    relevance order (retrievers return best first); if only some have one, ``missing_scores``
+    decides (by default the same, with a note; ``"rank"`` ranks them last, ``"error"`` raises).
+    A score must be a real number: a string (even ``"0.9"``), a bool or a number beyond float
+    range raises, naming the document and the key, rather than silently switching to the input
+    order. Token lengths are counted on ``page_content``. The same ``Document`` objects come
+    back and they are not modified, unless ``annotate=True``, which writes ``bookend_slot`` and
+    ``bookend_weight`` into their metadata. Nothing is dropped unless ``top_k`` or ``budget`` is
+    set.
+
+    Notes: each placement note (``Placement.notes``: some documents without a score, handled by
+    ``missing_scores``; a ``repeat_top`` that did not fit ...) is sent to ``warnings``
+    (``PlacementNote``, at the caller's line), to the ``bookend_rag`` logger and, in a run
+    (``invoke``, ``ainvoke``, ``batch``, or ``compress_documents`` called with ``callbacks``), to
+    the run's callback handlers as the custom event :data:`NOTES_EVENT` (``on_custom_event``,
+    ``astream_events``). ``recorder`` (a file path or an object with ``record(call)``; off by
+    default) appends each call: the question (from the compressor's ``query`` or the mapping's
+    ``question``), the documents with their scores in the retriever's order, the model and the
+    order placed (:mod:`bookend_rag.recorder`).
 
     Raises:
         ValueError: a bad setting, input or score: one line naming the parameter and the value.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="forbid")
+    record_source = "langchain"
 
     score_key: tuple[str, ...] = Field(
         default=("relevance_score", "score"),
@@ -124,6 +149,11 @@ class BookendReorder(
     def item_source(item: Document, key: str) -> Any:
         """A document's ``metadata[key]``."""
         return item.metadata.get(key)
+
+    @staticmethod
+    def item_metadata(item: Document) -> dict[str, Any]:
+        """A document's ``metadata``."""
+        return item.metadata
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -174,45 +204,69 @@ class BookendReorder(
         """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) for
         ``documents``:
         ``Document`` objects, or the ``(Document, score)`` pairs a vector store's
-        ``similarity_search_with_relevance_scores`` returns (placed by those scores)."""
-        docs, pair_scores = _documents(documents)
-        scores = self.scores(docs) if pair_scores is None else pair_scores
+        ``similarity_search_with_relevance_scores`` returns (placed by those scores). Its notes
+        are returned, not sent (the Runnable, compressor and transformer paths send them)."""
+        docs, scores = self._read(documents)
         return self.placer(_question(question, "question")).place(docs, scores)
+
+    def _read(
+        self, documents: Sequence[Document] | Sequence[tuple[Document, float]]
+    ) -> tuple[list[Document], list[float | None] | None]:
+        """The documents and their scores (from ``(Document, score)`` pairs or metadata;
+        ``None`` when none has one)."""
+        docs, pair_scores = _documents(documents)
+        return docs, given_scores(self.scores(docs) if pair_scores is None else pair_scores)
 
     def _reorder(
         self,
         documents: Sequence[Document] | Sequence[tuple[Document, float]],
         question: str | None,
-    ) -> list[Document]:
-        placement = self.place(documents, question)
+    ) -> tuple[list[Document], tuple[str, ...]]:
+        """The documents in prompt order, and the notes (sent to warnings and the logger, and
+        the call to the recorder, already: the caller sends them to its run)."""
+        docs, scores = self._read(documents)
+        question = _question(question, "question")
+        placer = self.placer(question)
+        placement = placer.place(docs, scores)
         if self.annotate:
             for doc, annotation in first_slot_annotations(placement):
                 doc.metadata.update(annotation)
-        return placement.items
+        return placement.items, self.deliver(placement, placer, docs, scores, question)
 
     def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> list[Document]:
         """Reorder ``documents``; the same objects come back (extra keyword arguments ignored)."""
-        return self._reorder(documents, None)
+        return self._reorder(documents, None)[0]
 
     async def atransform_documents(
         self, documents: Sequence[Document], **kwargs: Any
     ) -> list[Document]:
         """Async :meth:`transform_documents`: runs inline, the placement is short CPU work."""
-        return self._reorder(documents, None)
+        return self._reorder(documents, None)[0]
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> list[Document]:
-        """Reorder ``documents`` (``query`` is counted after them with ``count_question``)."""
-        return self._reorder(documents, _question(query, "query"))
+        """Reorder ``documents`` (``query`` is counted after them with ``count_question``); the
+        notes go to the run of ``callbacks`` too, when it is one."""
+        placed, notes = self._reorder(documents, _question(query, "query"))
+        if notes and _in_run(callbacks):
+            dispatch_custom_event(
+                NOTES_EVENT, {"notes": list(notes)}, config={"callbacks": callbacks}
+            )
+        return placed
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> list[Document]:
         """Async :meth:`compress_documents`."""
-        return self.compress_documents(documents, query)
+        placed, notes = self._reorder(documents, _question(query, "query"))
+        if notes and _in_run(callbacks):
+            await adispatch_custom_event(
+                NOTES_EVENT, {"notes": list(notes)}, config={"callbacks": callbacks}
+            )
+        return placed
 
-    def _invoke(self, input: ReorderInput) -> list[Document]:
+    def _placed(self, input: ReorderInput) -> tuple[list[Document], tuple[str, ...]]:
         if isinstance(input, Mapping):
             if "documents" not in input:
                 raise ValueError(
@@ -222,6 +276,14 @@ class BookendReorder(
             name = "question" if "question" in input else "query"
             return self._reorder(input["documents"], _question(input.get(name), name))
         return self._reorder(input, None)
+
+    def _invoke(
+        self, input: ReorderInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig
+    ) -> list[Document]:
+        placed, notes = self._placed(input)
+        if notes:  # config holds the run's child callbacks: the event belongs to this run
+            dispatch_custom_event(NOTES_EVENT, {"notes": list(notes)}, config=config)
+        return placed
 
     def invoke(
         self, input: ReorderInput, config: RunnableConfig | None = None, **kwargs: Any
@@ -238,8 +300,23 @@ class BookendReorder(
         """Async :meth:`invoke` (runs inline: the placement is short CPU work)."""
         return await self._acall_with_config(self._ainvoke, input, config)
 
-    async def _ainvoke(self, input: ReorderInput) -> list[Document]:
-        return self._invoke(input)
+    async def _ainvoke(
+        self,
+        input: ReorderInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> list[Document]:
+        placed, notes = self._placed(input)
+        if notes:
+            await adispatch_custom_event(NOTES_EVENT, {"notes": list(notes)}, config=config)
+        return placed
+
+
+def _in_run(callbacks: Callbacks | None) -> bool:
+    """Whether ``callbacks`` belong to a run (a custom event needs one to attach to)."""
+    if callbacks is None:
+        return False
+    return get_callback_manager_for_config({"callbacks": callbacks}).parent_run_id is not None
 
 
 def _documents(

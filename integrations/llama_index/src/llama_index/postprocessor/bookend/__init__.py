@@ -10,6 +10,7 @@ from llama_index.postprocessor.bookend.base import (
     SLOT_KEY,
     WEIGHT_KEY,
     BookendNodePostprocessor,
+    PlacementNotesEvent,
 )
 
-__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
+__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor", "PlacementNotesEvent"]

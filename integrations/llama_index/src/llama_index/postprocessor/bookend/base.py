@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -12,6 +13,7 @@ from llama_index.core import Settings
 from llama_index.core.bridge.pydantic import ConfigDict, field_validator
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
+from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
@@ -23,17 +25,32 @@ from bookend_rag.adapters import (
     CheckedSettings,
     FrameworkAdapter,
     first_slot_annotations,
+    given_scores,
     not_the_callers,
     read_score,
 )
 
-__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor"]
-
-# A warning raised while a postprocessor is built or called (a model bookend knows no
-# architecture for) names the user's line, not this package's or LlamaIndex's.
-not_the_callers(__file__, llama_index.core.__file__)
+__all__ = ["SLOT_KEY", "WEIGHT_KEY", "BookendNodePostprocessor", "PlacementNotesEvent"]
 
 dispatcher = get_dispatcher(__name__)
+
+# A warning raised while a postprocessor is built or called (a model bookend knows no
+# architecture for, a placement note) names the user's line, not this package's or LlamaIndex's
+# (its instrumentation, which wraps every postprocessing call, is a package of its own).
+not_the_callers(__file__, llama_index.core.__file__, inspect.getfile(type(dispatcher)))
+
+
+class PlacementNotesEvent(BaseEvent):
+    """The placement notes of one :class:`BookendNodePostprocessor` call (``Placement.notes``),
+    emitted through LlamaIndex's instrumentation between ``ReRankStartEvent`` and
+    ``ReRankEndEvent``, in the postprocessor's span; only when there are notes."""
+
+    notes: list[str]
+
+    @classmethod
+    def class_name(cls) -> str:
+        """The name LlamaIndex's event handlers see."""
+        return "PlacementNotesEvent"
 
 
 class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, FrameworkAdapter):
@@ -65,9 +82,10 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     warns. The settings are stored and serialised, not the file.
 
     Relevance comes from ``NodeWithScore.score``: higher is better, or lower with
-    ``distance=True`` (vector stores that return distances). If any node's score is ``None``, the
-    input order is the relevance order for all nodes (retrievers return best first), so a missing
-    score never puts the best node in the middle. A score set on a node after construction (which
+    ``distance=True`` (vector stores that return distances). If every node's score is ``None``, the
+    input order is the relevance order (retrievers return best first); if only some are,
+    ``missing_scores`` decides (by default the same, with a note; ``"rank"`` ranks them last,
+    ``"error"`` raises). A score set on a node after construction (which
     LlamaIndex does not check) must still be a real number: a string, a bool or a number beyond
     float range raises, naming the node. Lengths are token counts of
     ``node.get_content(metadata_mode=MetadataMode.LLM)``, the text the LLM sees, counted with
@@ -80,6 +98,14 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     each node's metadata (modifying the caller's nodes) and hides them from the LLM and the
     embedder.
 
+    Notes: each placement note (``Placement.notes``: nodes without a score, handled by
+    ``missing_scores``; a ``repeat_top`` that did not fit ...) is sent to ``warnings``
+    (``PlacementNote``, at the caller's line), to the ``bookend_rag`` logger and to LlamaIndex's
+    instrumentation as a :class:`PlacementNotesEvent`. ``recorder`` (a file path or an object with
+    ``record(call)``; off by default) appends each call: the ``query_bundle``'s query, the nodes
+    with their scores in the retriever's order, the model and the order placed
+    (:mod:`bookend_rag.recorder`).
+
     Raises:
         ValueError: a bad setting, node, score or query: one line naming the parameter and the
             value.
@@ -88,6 +114,7 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     model_config = ConfigDict(
         arbitrary_types_allowed=True, frozen=False, extra="forbid", validate_assignment=True
     )
+    record_source = "llama_index"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> BookendNodePostprocessor:
@@ -136,6 +163,11 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
         """The node's ``metadata[key]``."""
         return item.node.metadata.get(key)
 
+    @staticmethod
+    def item_metadata(item: NodeWithScore) -> dict[str, Any]:
+        """The node's ``metadata``."""
+        return item.node.metadata
+
     @classmethod
     def class_name(cls) -> str:
         """The name LlamaIndex serialises the component under."""
@@ -156,16 +188,10 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     def place(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> Placement[NodeWithScore]:
-        """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) for ``nodes``."""
+        """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) for ``nodes``;
+        its notes are returned, not sent (a postprocessing call sends them)."""
         _check_nodes(nodes)
-        # A None score makes bookend fall back to input order for all nodes.
-        scores = [n.score for n in nodes]
-        # A value assigned after construction, or NaN or infinite: named by its node.
-        if {type(s) for s in scores} - _PLAIN_SCORES or not all(
-            s is None or math.isfinite(s) for s in scores
-        ):
-            scores = [read_score(s, "nodes[{}].score", i) for i, s in enumerate(scores)]
-        return self.placer(_query(query_bundle)).place(nodes, scores)
+        return self.placer(_query(query_bundle)).place(nodes, _scores(nodes))
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -189,9 +215,14 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
                 EventPayload.TOP_K: self.top_k,
             },
         ) as event:
-            placement = self.place(nodes, query_bundle)
+            scores = _scores(nodes)
+            placer = self.placer(query)
+            placement = placer.place(nodes, scores)
             if self.annotate:
                 _annotate(placement)
+            notes = self.deliver(placement, placer, nodes, scores, query)
+            if notes:
+                dispatcher.event(PlacementNotesEvent(notes=list(notes)))
             event.on_end(payload={EventPayload.NODES: placement.items})
         dispatcher.event(ReRankEndEvent(nodes=placement.items))
         return placement.items
@@ -235,6 +266,18 @@ def _check_nodes(nodes: list[NodeWithScore]) -> None:
 
 #: The types of the scores LlamaIndex's own validation leaves on a node.
 _PLAIN_SCORES = {float, type(None)}
+
+
+def _scores(nodes: list[NodeWithScore]) -> list[float | None] | None:
+    """Each node's score (``None`` where it has none: ``missing_scores`` decides), or ``None``
+    when no node has one."""
+    scores = [n.score for n in nodes]
+    # A value assigned after construction, or NaN or infinite: named by its node.
+    if {type(s) for s in scores} - _PLAIN_SCORES or not all(
+        s is None or math.isfinite(s) for s in scores
+    ):
+        scores = [read_score(s, "nodes[{}].score", i) for i, s in enumerate(scores)]
+    return given_scores(scores)
 
 
 def _query(query_bundle: QueryBundle | None) -> str | None:

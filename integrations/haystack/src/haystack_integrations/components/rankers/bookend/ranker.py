@@ -88,12 +88,23 @@ class BookendRanker:
     reads the file again) and any other as its JSON object, with the settings that differ from
     the config's.
 
+    Notes: each placement note (``Placement.notes``: documents without a score, handled by
+    ``missing_scores``; a ``repeat_top`` that did not fit ...) is sent to ``warnings``
+    (``PlacementNote``, at the caller's line), to the ``bookend_rag`` logger and to the
+    component's ``notes`` output (a list of strings, present only when there are notes, so a
+    pipeline without notes gives ``LostInTheMiddleRanker``'s output; connect it to an optional
+    input, or read it in ``pipeline.run``'s result).
+
     Args:
         word_count_threshold: as in ``LostInTheMiddleRanker``: keep the most relevant documents
             until their words reach this many (the one that reaches it included).
         source_key: ``meta`` key of a source; documents sharing a value keep their input order.
         annotate: return copies of the documents with ``bookend_slot`` and ``bookend_weight``
             added to ``meta``; without it the same objects come back, unmodified.
+        recorder: off (``None``), a JSON Lines file path (``to_dict`` stores it) or an object
+            with ``record(call)`` (not serialised): appends each ``run``'s ``query``, the
+            documents with their scores as the retriever gave them, the model and the order
+            placed (:mod:`bookend_rag.recorder`).
         config: every placement setting from a config or a ``tuned.json`` (see above).
 
     Raises:
@@ -113,6 +124,7 @@ class BookendRanker:
         lookalike_threshold: float = DEFAULT_LOOKALIKE_THRESHOLD,
         drop_lookalikes: bool = False,
         distance: bool = False,
+        missing_scores: adapters.MissingScores = "drop_scores",
         repeat_top: bool = False,
         prefix_tokens: int = 0,
         suffix_tokens: int = DEFAULT_SUFFIX_TOKENS,
@@ -122,6 +134,7 @@ class BookendRanker:
         source_key: str | None = None,
         exact_max_k: int = EXACT_MAX_K,
         annotate: bool = False,
+        recorder: adapters.RecorderLike = None,
         config: ConfigSource | None = None,
     ) -> None:
         _check_own_settings(word_count_threshold, source_key, annotate)
@@ -138,6 +151,7 @@ class BookendRanker:
         self.word_count_threshold = word_count_threshold
         self.source_key = source_key
         self.annotate = annotate
+        self.recorder = recorder  # resolved into _recorder by __setattr__
         self._placers: adapters.PlacerCache[Document] = adapters.PlacerCache(_content, _meta_value)
 
     def __getattr__(self, name: str) -> Any:
@@ -154,6 +168,8 @@ class BookendRanker:
         than at the next ``run`` and is not kept; the ranker's own settings are checked too."""
         if name in PLACEMENT_OPTIONS:
             name, value = "_placement", PlacementConfig(**{**self._settings(), name: value})
+        elif name == "recorder":  # checked and opened here, not on every run
+            object.__setattr__(self, "_recorder", adapters.as_recorder(value))
         elif name in _OWN_SETTINGS and "_placers" in self.__dict__:
             own = self._own_settings() | {name: value}
             _check_own_settings(own["word_count_threshold"], own["source_key"], own["annotate"])
@@ -179,6 +195,9 @@ class BookendRanker:
         its JSON object) and only the settings that differ from it."""
         settings = self._placement.model_dump()
         own = self._own_settings()
+        # A path serialises; an object recorder (a caller's queue) does not.
+        recorder = self.recorder
+        own["recorder"] = os.fspath(recorder) if isinstance(recorder, str | os.PathLike) else None
         if self.config is None:
             return default_to_dict(self, **settings, **own)
         tuned = load_config(self.config)
@@ -223,7 +242,19 @@ class BookendRanker:
         word_count_threshold: int | None = None,
     ) -> Placement[Document]:
         """The full :class:`bookend_rag.Placement` (order, weights, ``explain()``) that :meth:`run`
-        uses, over the deduplicated and cut documents (``Placement.items``)."""
+        uses, over the deduplicated and cut documents (``Placement.items``); its notes are
+        returned, not sent (:meth:`run` sends them)."""
+        return self._place(documents, top_k, budget, query, word_count_threshold)[0]
+
+    def _place(
+        self,
+        documents: list[Document],
+        top_k: int | None,
+        budget: int | None,
+        query: str | None,
+        word_count_threshold: int | None,
+    ) -> tuple[Placement[Document], Bookend[Document], list[float | None] | None]:
+        """:meth:`place`, with the placer and the scores it placed by."""
         _check_documents(documents)
         _check_word_count(word_count_threshold)
         # Checked on every call too: they are plain attributes, and may have been changed.
@@ -233,13 +264,17 @@ class BookendRanker:
         placer = self.placer(top_k, budget, query)
         docs = self._deduplicate(documents)
         # LostInTheMiddleRanker takes the input order as the relevance order; so does alternate.
-        scores = None if placer.config.strategy == "alternate" else [doc.score for doc in docs]
+        scores = (
+            None
+            if placer.config.strategy == "alternate"
+            else adapters.given_scores([doc.score for doc in docs])
+        )
         words = word_count_threshold or self.word_count_threshold
         if words is not None:
             docs, scores = self._within_words(docs, scores, placer.config.top_k, words)
-        return placer.place(docs, scores)
+        return placer.place(docs, scores), placer, scores
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], notes=list[str])
     def run(
         self,
         documents: list[Document],
@@ -247,7 +282,7 @@ class BookendRanker:
         budget: int | None = None,
         query: str | None = None,
         word_count_threshold: int | None = None,
-    ) -> dict[str, list[Document]]:
+    ) -> dict[str, Any]:
         """Reorder ``documents`` for the prompt.
 
         Args:
@@ -260,25 +295,40 @@ class BookendRanker:
 
         Returns:
             ``{"documents": [...]}``: the same ``Document`` objects in prompt order (annotated
-            copies with ``annotate=True``).
+            copies with ``annotate=True``), and ``"notes"``, the placement's notes, when it has
+            any (also sent to ``warnings`` and the ``bookend_rag`` logger).
 
         Raises:
             ValueError: a document without text or with a score that is not a number, or a bad
                 ``documents``, ``top_k``, ``budget``, ``query`` or ``word_count_threshold``: one
                 line naming it and its value.
         """
-        placement = self.place(documents, top_k, budget, query, word_count_threshold)
+        placement, placer, _ = self._place(documents, top_k, budget, query, word_count_threshold)
         if self.annotate:
             annotations = adapters.slot_annotations(placement)
-            return {
-                "documents": [
-                    replace(doc, meta={**doc.meta, **annotation})
-                    for doc, annotation in zip(placement.items, annotations, strict=True)
-                ]
-            }
-        return {"documents": placement.items}
+            placed = [
+                replace(doc, meta={**doc.meta, **annotation})
+                for doc, annotation in zip(placement.items, annotations, strict=True)
+            ]
+        else:
+            placed = placement.items
+        notes = adapters.deliver(
+            placement,
+            placer,
+            self._recorder,
+            source="haystack",
+            items=documents,
+            scores=None if self._recorder is None else [doc.score for doc in documents],
+            question=query,
+            text=_content,
+            metadata=_meta,
+            by_identity=True,
+        )
+        if notes:
+            return {"documents": placed, "notes": list(notes)}
+        return {"documents": placed}
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], notes=list[str])
     async def run_async(
         self,
         documents: list[Document],
@@ -286,7 +336,7 @@ class BookendRanker:
         budget: int | None = None,
         query: str | None = None,
         word_count_threshold: int | None = None,
-    ) -> dict[str, list[Document]]:
+    ) -> dict[str, Any]:
         """Async :meth:`run` (used by ``Pipeline.run_async``); runs inline, it is short CPU work."""
         return self.run(documents, top_k, budget, query, word_count_threshold)
 
@@ -295,8 +345,10 @@ class BookendRanker:
     ) -> tuple[list[Document], list[float | None] | None]:
         """The most relevant documents (at most ``top_k``) until their words reach ``words``,
         the one that reaches it included, as ``LostInTheMiddleRanker`` counts them."""
-        distance = self._placement.distance
-        relevance = relevance_from_scores(scores, len(docs), distance=distance).tolist()
+        config = self._placement
+        relevance = relevance_from_scores(
+            scores, len(docs), distance=config.distance, missing_scores=config.missing_scores
+        ).tolist()
         ranked = sorted(range(len(docs)), key=lambda i: -relevance[i])[:top_k]
         kept: list[int] = []
         total = 0
@@ -399,3 +451,7 @@ def _content(document: Document) -> str:
 
 def _meta_value(document: Document, key: str) -> Any:
     return document.meta.get(key)
+
+
+def _meta(document: Document) -> dict[str, Any]:
+    return document.meta
