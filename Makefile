@@ -18,7 +18,7 @@ EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test docs dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
+.PHONY: demo test docs browser dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,9 +44,21 @@ demo: $(DEMO_STAMP)
 test:
 	$(MAKE) --jobs=3 --output-sync=target unit lint typecheck docs dist
 
-## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails
-docs: $(DEV_STAMP)
+## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails. Its figures and
+## numbers are drawn from the committed reports under bench/ as it builds (mkdocs_hooks.py; no model
+## runs), then headless Chromium opens every page (tests/docs/test_site.py): each renders, its
+## figures load, no link is broken.
+docs: $(DEV_STAMP) browser
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	BOOKEND_SITE=site $(BIN)/pytest -q -rs -p no:cacheprovider tests/docs/test_site.py
+
+## browser: headless Chromium from Debian's packages, for the docs' browser check; installed when
+## missing and run as root (CI), else the check is skipped and says why
+browser:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	else echo "browser: no Chromium, and installing it needs root and apt-get: the docs' browser check will be skipped"; fi
 
 # dist: wheels and sdists of the core and the three adapters into dist/, checked by twine, then the
 # core and LangChain wheels installed into a throwaway virtualenv (no system site packages, no
@@ -72,8 +84,9 @@ typecheck: $(DEV_STAMP)
 
 # The endpoint tests (tests/lab/models/test_endpoint.py, test_served_chat.py) start real servers on
 # the SmolLM2 GGUF: llama-cpp-python's and upstream llama.cpp's llama-server.
+# The browser check of the built site runs in `docs`, on the site that target builds.
 unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP) $(LLAMA_SERVER_STAMP)
-	$(BIN)/pytest -q tests $(wildcard integrations/*/tests)
+	$(BIN)/pytest -q tests $(wildcard integrations/*/tests) --ignore=tests/docs/test_site.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/speed.py

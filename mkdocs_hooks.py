@@ -3,20 +3,34 @@
 * ``results/*.md``: one page per ``##`` section of ``bench/RESULTS.md``, which stays the single
   record the benchmarks and the code refer to (no copy to keep in step);
 * ``guides/langchain.md``, ``guides/llama-index.md``, ``guides/haystack.md``: the adapters'
-  READMEs, which their package pages on the index show too.
+  READMEs, which their package pages on the index show too;
+* ``figures/*.png``: drawn from the committed reports under ``bench/`` at every build (no model
+  runs), straight into the built site, so a figure is never older than its report and none is
+  committed by hand;
+* the numbers in the pages' prose: ``{{ report: PATH | FORMAT }}`` is read from the same
+  reports (:func:`evidence`; :func:`fill`), and ``{{ report: orders_table }}`` is the table of
+  every order against the retriever's own.
 
 Links that point outside the site (a benchmark's JSON, a report) become the repository path in
-code type; images are copied in. Plain Python, offline: nothing is fetched.
+code type; images are copied in. A page that shows an image the site does not hold fails the build.
+Plain Python, offline: nothing is fetched.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
+from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urljoin
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -26,6 +40,49 @@ GUIDES = {
     "guides/haystack.md": ("Haystack", ROOT / "integrations" / "haystack" / "README.md"),
 }
 _LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
+BENCH = ROOT / "bench"
+
+#: The cells of "Does it help?": id -> (model, row label, eval report, the column of tune's
+#: choice: a ``bookend tune`` directory whose decision names it, or a report column).
+CELLS: dict[str, tuple[str, str, str, str | None]] = {
+    f"{suite}-{model}-k{k}{chat}": (
+        name,
+        f"{label}, K = {k}" + (", chat" if chat else ""),
+        f"{'eval-chat' if chat else 'eval'}/{report}/report.json",
+        "bookend-in-user-prompt" if chat else (f"tune/{suite}-{model}-k{k}" if tuned else None),
+    )
+    for model, name in (("smollm2", "SmolLM2-135M"), ("gemma3", "Gemma 3 270M"))
+    for suite, label, k, chat, report, tuned in (
+        ("records", "records", 10, "", f"records-{model}-k10", True),
+        ("nq", "NQ", 10, "", f"nq-{model}-k10", True),
+        ("nq", "NQ", 20, "", f"nq-{model}-k20", True),
+        ("hard", "hard", 10, "", f"{model}-k10", True),
+        ("lookup", "lookups", 10, "", f"lookup-{model}-k10", False),
+        ("records", "records", 10, "-chat", f"records-{model}-k10", True),
+        ("hard", "hard", 10, "-chat", f"hard-{model}-k10", True),
+    )
+}
+
+#: Short names of the frameworks' patterns in the table.
+FRAMEWORK_NAMES = {"langchain": "LC", "llamaindex": "LI", "haystack": "HS"}
+
+#: The position-influence figure: model -> (its measured reports by prompt, its preset name).
+INFLUENCE: dict[str, tuple[dict[str, str], str]] = {
+    name: (
+        {
+            "bookend's prompt": f"eval/records-{model}-k10/report.json",
+            "chat prompt": f"eval-chat/records-{model}-k10/report.json",
+        },
+        preset,
+    )
+    for model, name, preset in (
+        ("smollm2", "SmolLM2-135M", "smollm2-135m"),
+        ("gemma3", "Gemma 3 270M", "gemma-3-270m"),
+    )
+}
+
+#: The tune guide's figure: the ``bookend tune`` run it shows.
+TUNE_FIGURE = "tune/nq-gemma3-k20"
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg")
 
 
@@ -67,7 +124,9 @@ def _rewrite(markdown: str, base: Path, images: dict[str, Path], page_dir: str) 
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    """Fill the nav's "Results" entry with a page per section of ``bench/RESULTS.md``."""
+    """Fill the nav's "Results" entry with a page per section of ``bench/RESULTS.md``; read the
+    reports afresh (``mkdocs serve`` rebuilds in one process)."""
+    evidence.cache_clear()
     pages = [{title: f"results/{slug}.md"} for slug, title, _ in results_sections()]
     for entry in config.nav or []:
         if isinstance(entry, dict) and "Results" in entry:
@@ -75,8 +134,191 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     return config
 
 
+def _read(path: str | Path) -> Any:
+    return json.loads((BENCH / path).read_text(encoding="utf-8"))
+
+
+@cache
+def evidence() -> dict[str, Any]:
+    """The numbers the pages may show, by name: ``cell.CELL.ORDER`` (each order against the
+    retriever's own in a cell of :data:`CELLS`; ``items.fewest`` and ``items.most``: their
+    numbers of items), ``tune.RUN`` and ``tune-chat.RUN`` (the
+    ``bookend tune`` reports), ``matrix`` (``bench/default_matrix.json``, its ranking as
+    ``matrix.worst.CANDIDATE``), ``tuned_cells`` and ``prompt_cells`` (their JSON). Read once per
+    build (:func:`on_config` clears it)."""
+    from bookend_rag.lab.report.evidence import against_current
+
+    cells = {}
+    for cell, (_, _, report, tuned) in CELLS.items():
+        if tuned is not None and tuned.startswith("tune/"):
+            tuned = _read(f"{tuned}/report.json")["decision"]["chosen"]
+        cells[cell] = against_current(_read(report), tuned=tuned)
+    matrix = _read("default_matrix.json")
+    matrix["worst"] = {row["candidate"]: row for row in matrix["minimax"]}
+    n = [c["current"]["n"] for c in cells.values()]
+    out: dict[str, Any] = {"cell": cells, "items": {"fewest": min(n), "most": max(n)}}
+    out["matrix"] = matrix
+    for folder in ("tune", "tune-chat"):
+        out[folder] = {d.name: _read(d / "report.json") for d in sorted((BENCH / folder).iterdir())}
+    for name in ("tuned_cells", "prompt_cells"):
+        out[name] = _read(f"{name}.json")
+    return out
+
+
+def _diff(v: Any) -> float:
+    """A number, or a paired difference's ``diff``."""
+    return float(v["diff"] if isinstance(v, Mapping) else v)
+
+
+def _points(d: Mapping[str, Any]) -> str:
+    return f"{100 * d['diff']:+.1f} [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
+
+
+#: ``{{ report: PATH | FORMAT }}``: how a number is written.
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "pct": lambda v: f"{100 * v:.1f}%",  # a probability as a percentage
+    "pts": lambda v: f"{100 * abs(_diff(v)):.1f}",  # a difference in points, unsigned
+    "signed": lambda v: f"{100 * _diff(v):+.1f}",  # the same, signed
+    "ci": _points,  # a paired difference in points with its 95% interval
+    "count": lambda v: str(len(v)),
+    "minutes": lambda v: f"{v / 60:.1f}",  # seconds as minutes
+    "text": str,
+}
+# "report:" keeps the placeholders apart from the Jinja2 of the prompt templates the pages show.
+PLACEHOLDER = re.compile(r"\{\{\s*report:\s*([\w.\-]+)\s*(?:\|\s*(\w+)\s*)?\}\}")
+
+
+def lookup(path: str) -> Any:
+    """The value at a dotted ``path`` of :func:`evidence` (a key may hold dots: the longest
+    matching key is taken).
+
+    Raises:
+        KeyError: no value at ``path`` (the message names the part that is missing).
+    """
+    value: Any = evidence()
+    rest = path
+    while rest:
+        if not isinstance(value, Mapping):
+            raise KeyError(f"{path!r}: {rest!r} is below a {type(value).__name__}")
+        key = next(
+            (
+                k
+                for k in sorted(value, key=len, reverse=True)
+                if rest == k or rest.startswith(f"{k}.")
+            ),
+            None,
+        )
+        if key is None:
+            raise KeyError(f"{path!r}: no {rest.split('.')[0]!r} (there are {sorted(value)[:12]})")
+        value, rest = value[key], rest[len(key) + 1 :]
+    return value
+
+
+def orders_table() -> str:
+    """Markdown: per row of :data:`CELLS` and per model the retriever's order's score, and the
+    difference from it of bookend's default and tune's choice (``default / tuned``) and of the
+    best framework pattern, in points (bold where the 95% interval excludes 0; the figure draws
+    the intervals)."""
+    from bookend_rag.lab.report.evidence import strongest
+
+    def diff(entry: Mapping[str, Any] | None) -> str:
+        if entry is None:
+            return "—"
+        text = f"{100 * entry['diff']:+.1f}"
+        return f"**{text}**" if entry["verdict"] != "no difference" else text
+
+    rows: dict[str, list[str]] = {}
+    models: list[str] = []
+    for cell, (model, label, _, _) in CELLS.items():
+        c = evidence()["cell"][cell]
+        best = strongest(c, tuple(FRAMEWORK_NAMES))
+        models += [model] if model not in models else []
+        rows.setdefault(label, []).extend(
+            [FORMATS["pct"](c["current"]["mean"]), f"{diff(c['default'])} / {diff(c.get('tuned'))}",
+             f"{diff(c[best])} {FRAMEWORK_NAMES[best]}"]
+        )  # fmt: skip
+    head = " | ".join(f"{m}: yours | bookend | best framework" for m in models)
+    lines = [f"| cell | {head} |", "|---" * (1 + 3 * len(models)) + "|"]
+    lines += [f"| {label} | " + " | ".join(values) + " |" for label, values in rows.items()]
+    return "\n".join(lines)
+
+
+def fill(markdown: str, where: str = "the page") -> str:
+    """``markdown`` with every ``{{ report: PATH | FORMAT }}`` replaced by its number
+    (:func:`lookup`, :data:`FORMATS`) and ``{{ report: orders_table }}`` by :func:`orders_table`.
+
+    Raises:
+        PluginError: a path with no value, or an unknown format (naming the page and the text).
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        path, fmt = match.group(1), match.group(2) or "text"
+        if path == "orders_table":
+            return orders_table()
+        if fmt not in FORMATS:
+            raise PluginError(
+                f"{where}: {match.group(0)!r}: format must be one of {sorted(FORMATS)}"
+            )
+        try:
+            value = lookup(path)
+        except KeyError as e:
+            raise PluginError(f"{where}: {match.group(0)!r}: {e.args[0]}") from None
+        try:
+            return FORMATS[fmt](value)
+        except (TypeError, ValueError, KeyError) as e:
+            raise PluginError(f"{where}: {match.group(0)!r} cannot format {value!r}: {e}") from None
+
+    return PLACEHOLDER.sub(replace, markdown)
+
+
+def draw_figures(folder: Path) -> dict[str, Path]:
+    """Draw the site's figures from the reports into ``folder``; site path -> file."""
+    from bookend_rag import ModelSpec, reorder
+    from bookend_rag.lab.report.figures import (
+        candidate_means,
+        order_effects,
+        position_influence,
+    )
+
+    panels: dict[str, dict[str, Any]] = {}
+    for cell, (model, label, _, _) in CELLS.items():
+        panels.setdefault(model, {})[label] = evidence()["cell"][cell]
+    measured: dict[str, dict[str, Any]] = {}
+    theory: dict[str, Any] = {}
+    placed: dict[str, list[int]] = {}
+    k = 10
+    scores = [1.0 - i / k for i in range(k)]  # most relevant first, as a retriever returns them
+    chunks, lengths = [f"chunk {i + 1}" for i in range(k)], [100.0] * k  # equal lengths
+    for model, (reports, preset) in INFLUENCE.items():
+        curves = {
+            prompt: _read(r)["position_curve"][str(k)]["candidate_prob"]
+            for prompt, r in reports.items()
+        }
+        measured[model] = curves
+        theory[model] = reorder(
+            chunks, scores, model=ModelSpec.preset(preset), lengths=lengths
+        ).weights
+        default = reorder(chunks, scores, model=preset, lengths=lengths)
+        placed[f"bookend, {model}"] = [i + 1 for i in default.order]
+    first = next(iter(INFLUENCE.values()))[0]
+    item = _read(next(iter(first.values())))["items"][0]["results"]
+    placed["LangChain, LlamaIndex"] = [i + 1 for i in item["langchain"]["order"]]
+    return {
+        "figures/does-it-help.png": order_effects(panels, folder / "does-it-help.png"),
+        "figures/where-models-read.png": position_influence(
+            measured, theory, placed, folder / "where-models-read.png"
+        ),
+        "figures/tune.png": candidate_means(
+            _read(f"{TUNE_FIGURE}/report.json"), folder / "tune.png"
+        ),
+    }
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    """Add the generated pages (and the images they show)."""
+    """Add the generated pages, the images they show and the figures drawn from the reports."""
+    with tempfile.TemporaryDirectory(prefix="bookend-figures-") as folder:
+        for uri, path in draw_figures(Path(folder)).items():
+            files.append(File.generated(config, uri, content=path.read_bytes()))
     images: dict[str, Path] = {}
     for slug, _, markdown in results_sections():
         content = _rewrite(markdown, RESULTS.parent, images, "results")
@@ -89,6 +331,21 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
-def on_page_markdown(markdown: str, **kwargs: Any) -> str:
-    """Pages are used as they are."""
-    return markdown
+def on_page_markdown(markdown: str, page: Page, **kwargs: Any) -> str:
+    """Fill the page's numbers from the reports (:func:`fill`)."""
+    return fill(markdown, page.file.src_uri)
+
+
+_IMG = re.compile(r"<img\b[^>]*?\bsrc=\"([^\"]+)\"")
+
+
+def on_page_content(html: str, page: Page, files: Files, **kwargs: Any) -> str:
+    """Fail the build for an image the site does not hold (raw HTML included, which mkdocs' own
+    link validation does not read)."""
+    for src in _IMG.findall(html):
+        if re.match(r"[a-z]+:|//", src):
+            continue
+        uri = unquote(urljoin(page.url, src.split("#")[0]))
+        if uri not in {f.dest_uri for f in files}:
+            raise PluginError(f"{page.file.src_uri}: the image {src!r} is not in the site ({uri})")
+    return html

@@ -43,44 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from bookend_rag.lab.report.evidence import CANDIDATES, per_item
 from bookend_rag.lab.stats import paired_difference
-from bookend_rag.profiles.measured import measured_file
-
-#: Candidate -> report strategy names, the first present in a report is used.
-CANDIDATES: dict[str, tuple[str, ...]] = {
-    "relevance": ("bookend-theory", "retrieval"),
-    "reversed": ("reversed",),
-    "view": ("bookend-view",),
-    "langchain": ("langchain",),
-    "llamaindex": ("llamaindex",),
-    "haystack": ("haystack",),
-    "random": ("random",),
-    "fitted": ("bookend-fitted",),
-    "slots": ("bookend-hard-slots",),
-    "default": ("bookend-default",),  # else read off by default_strategy
-}
-
-
-def default_strategy(report: Mapping[str, Any]) -> str:
-    """The report strategy that is bookend's default for the report's model: the shipped
-    measured profile (SmolLM2's is its hard-item slot table) when the weights' file names a
-    model bookend has measured, else the theory."""
-    measured = measured_file(Path(str(report["model"])).name) is not None
-    return "bookend-hard-slots" if measured else "bookend-theory"
-
-
-def per_item(report: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
-    """Each candidate's per-item values of ``metric`` (candidates the report lacks are left out)."""
-    items = report["items"]
-    out: dict[str, np.ndarray] = {}
-    for candidate, names in CANDIDATES.items():
-        name = next((n for n in names if all(n in it["results"] for it in items)), None)
-        if name is not None:
-            out[candidate] = np.asarray([it["results"][name][metric] for it in items])
-    if "default" not in out:
-        name = default_strategy(report)
-        out["default"] = np.asarray([it["results"][name][metric] for it in items])
-    return out
 
 
 def cell_losses(values: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:

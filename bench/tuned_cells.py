@@ -29,10 +29,9 @@ from typing import Any
 
 from default_matrix import per_item, points
 
+from bookend_rag.lab.report.evidence import TUNE_TO_CANDIDATE
 from bookend_rag.lab.stats import paired_difference
 
-#: tune's candidate names that are named otherwise in the matrix
-TUNE_TO_MATRIX = {"alternate": "haystack"}
 #: the rivals of target (b)
 FRAMEWORKS_AND_RANDOM = ("langchain", "llamaindex", "haystack", "random")
 
@@ -40,7 +39,7 @@ FRAMEWORKS_AND_RANDOM = ("langchain", "llamaindex", "haystack", "random")
 def judge(tune: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     """The chosen column's paired differences with every other column, and the targets."""
     decision = tune["decision"]
-    chosen = TUNE_TO_MATRIX.get(decision["chosen"], decision["chosen"])
+    chosen = TUNE_TO_CANDIDATE.get(decision["chosen"], decision["chosen"])
     values = per_item(report, "candidate_prob")
     if chosen not in values:
         raise SystemExit(

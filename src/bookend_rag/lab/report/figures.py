@@ -6,7 +6,10 @@
   random baseline as a band);
 - ``bookend validate``: :func:`plot_profile` (the measured influence profile against the theory);
 - ``bookend calibrate``: :func:`plot_slots` (the slot table) and :func:`plot_heldback` (held-back
-  accuracy by slot against every profile's prediction).
+  accuracy by slot against every profile's prediction);
+- the documentation site: :func:`order_effects` (every order against the retriever's own, per
+  cell; :mod:`~bookend_rag.lab.report.evidence`) and :func:`position_influence` (measured and
+  theory slot curves, and where each model's default puts the chunks).
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from bookend_rag.theory import dead_zone
 
 __all__ = [
     "candidate_means",
+    "order_effects",
     "plot_heldback",
     "plot_profile",
     "plot_slots",
     "position_curve",
+    "position_influence",
     "strategy_comparison",
 ]
 
@@ -146,7 +151,7 @@ def candidate_means(report: Mapping[str, Any], path: Path) -> Path:
         r = report["random"]
         ax.axvspan(r["ci_low"], r["ci_high"], color="tab:orange", alpha=0.15, lw=0)
         ax.axvline(r["mean"], color="tab:orange", lw=1, label="random shuffles (95% CI)")
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="best")
     ax.set_yticks(range(len(rows)), [n for n, _ in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set(
@@ -255,6 +260,149 @@ def plot_heldback(
     axes[0][0].legend(fontsize=7, loc="lower left")
     fig.suptitle(title, fontsize=10)
     return _save(fig, path)
+
+
+#: How :func:`order_effects` draws each order: label, colour, marker.
+ORDER_STYLE: dict[str, tuple[str, str, str]] = {
+    "default": ("bookend, default", "tab:blue", "o"),
+    "tuned": ("bookend, tuned (bookend tune)", "tab:green", "D"),
+    "langchain": ("LangChain LongContextReorder", "0.35", "s"),
+    "llamaindex": ("LlamaIndex LongContextReorder", "0.55", "^"),
+    "haystack": ("Haystack LostInTheMiddleRanker", "0.2", "v"),
+    "random": ("random shuffle", "tab:orange", "x"),
+}
+
+
+def order_effects(
+    panels: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]],
+    path: str | Path,
+    *,
+    metric: str = "candidate_prob",
+) -> Path:
+    """One panel per model, one row per cell (the same cells in every panel, their names on the
+    left): each order's paired difference with the retriever's own order, in points of
+    ``metric`` with its 95% interval. ``panels[model][cell]`` is
+    :func:`~bookend_rag.lab.report.evidence.against_current`'s result.
+
+    Raises:
+        ValueError: the panels do not hold the same cells.
+    """
+    names = [list(cells) for cells in panels.values()]
+    if any(n != names[0] for n in names):
+        raise ValueError(f"every panel must hold the same cells, got {names}")
+    plt = pyplot()
+    rows = len(names[0])
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(1.3 + 3.0 * len(panels), 1.3 + 0.42 * rows),
+        sharex=True, sharey=True, squeeze=False,
+    )  # fmt: skip
+    offsets = np.linspace(-0.32, 0.32, len(ORDER_STYLE))
+    for ax, (model, cells) in zip(axes[0], panels.items(), strict=True):
+        for y, cell in enumerate(cells.values()):
+            if y % 2:
+                ax.axhspan(y - 0.5, y + 0.5, color="0.95", lw=0)
+            for dy, (order, (label, colour, marker)) in zip(
+                offsets, ORDER_STYLE.items(), strict=True
+            ):
+                if order in cell:
+                    e = cell[order]
+                    err = [[100 * (e["diff"] - e["ci_low"])], [100 * (e["ci_high"] - e["diff"])]]
+                    ax.errorbar(100 * e["diff"], y + dy, xerr=err, fmt=marker, color=colour,
+                                ms=4, capsize=1.5, lw=1, label=label)  # fmt: skip
+        ax.axvline(0.0, color="black", lw=1)
+        ax.set_xlabel("← worse      points      better →", fontsize=7)
+        ax.set_title(model, fontsize=9)
+        ax.grid(axis="x", color="0.85", lw=0.6)
+        ax.tick_params(labelsize=7)
+    axes[0][0].set_yticks(range(rows), names[0], fontsize=8)
+    axes[0][0].set_ylim(rows - 0.5, -0.5)
+    fig.suptitle(
+        f"{_label(metric)} against your retriever's own order (0): points, 95% CI", fontsize=9
+    )
+    handles: dict[str, Any] = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    order_of = [s[0] for s in ORDER_STYLE.values()]
+    labels_in = sorted(handles, key=order_of.index)
+    fig.legend([handles[lab] for lab in labels_in], labels_in, loc="lower center", ncol=3,
+               fontsize=7, frameon=False)  # fmt: skip
+    fig.tight_layout(rect=(0, 0.42 / (1.3 + 0.42 * rows), 1, 1))
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def position_influence(
+    measured: Mapping[str, Mapping[str, Sequence[Mapping[str, Any] | None]]],
+    theory: Mapping[str, Sequence[float]],
+    placed: Mapping[str, Sequence[int]],
+    path: str | Path,
+) -> Path:
+    """Top: how strongly each slot is read, measured (the gold answer's probability by the gold
+    document's slot, 95% CI, a line per model and prompt) and in theory (each model's slot
+    weights, dotted), every curve divided by its own mean over the slots so that shapes compare
+    (1 = an average slot). Bottom: where each row's order puts the chunks: per slot the rank of
+    the chunk placed there (1 = most relevant, darker = more relevant).
+
+    Args:
+        measured: model -> prompt -> per slot ``{"mean", "ci_low", "ci_high", "n"}`` (a report's
+            ``position_curve`` entry; ``None`` for a slot never measured).
+        theory: model -> slot weights.
+        placed: row label -> per slot the 1-based relevance rank of the chunk placed there.
+        path: the PNG to write.
+    """
+    plt = pyplot()
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(7.2, 6.2), gridspec_kw={"height_ratios": [2.6, 0.3 * len(placed) + 0.4]}
+    )
+    models = list(dict.fromkeys([*measured, *theory]))
+    colours = dict(zip(models, plt.get_cmap("tab10").colors, strict=False))
+    for model, prompts in measured.items():
+        for (prompt, curve), style in zip(prompts.items(), ("-o", "--s", "-.^"), strict=False):
+            points = [(s + 1, e) for s, e in enumerate(curve) if e is not None]
+            scale = float(np.mean([e["mean"] for _, e in points]))
+            x = np.array([s for s, _ in points])
+            mean = np.array([e["mean"] for _, e in points]) / scale
+            err = np.array([[e["mean"] - e["ci_low"], e["ci_high"] - e["mean"]] for _, e in points])
+            top.errorbar(x, mean, yerr=err.T / scale, fmt=style, ms=4, capsize=2, lw=1.3,
+                         color=colours[model], label=f"{model}, {prompt}", alpha=0.85)  # fmt: skip
+    for model, weights in theory.items():
+        w = np.asarray(weights, dtype=np.float64)
+        top.plot(np.arange(1, w.size + 1), w / w.mean(), ":", color=colours[model], lw=2.2,
+                 label=f"{model}, theory")  # fmt: skip
+    top.axhline(1.0, color="0.6", lw=0.8)
+    top.set_yscale("log")
+    ticks = [
+        t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8) if top.get_ylim()[0] <= t <= top.get_ylim()[1]
+    ]
+    top.set_yticks(ticks, [f"{t:g}×" for t in ticks])
+    top.minorticks_off()
+    top.set(
+        xlabel="slot of the document in the prompt (1 = first)",
+        ylabel="how strongly the slot is read\n(relative to the average slot)",
+    )
+    k = max(len(v) for v in [*theory.values(), *(c for p in measured.values() for c in p.values())])
+    top.set_xticks(range(1, k + 1))
+    top.legend(fontsize=7, loc="upper center", ncol=2)
+    top.set_title("Where models read: measured per slot (95% CI) and in theory", fontsize=10)
+    cmap = plt.get_cmap("Blues")
+    for row, ranks in enumerate(placed.values()):
+        k = len(ranks)
+        for slot, rank in enumerate(ranks):
+            shade = cmap(0.95 - 0.75 * (rank - 1) / max(k - 1, 1))
+            bottom.add_patch(plt.Rectangle((slot + 0.55, row - 0.4), 0.9, 0.8, color=shade))
+            bottom.text(slot + 1, row, str(rank), ha="center", va="center", fontsize=8,
+                        color="white" if rank <= k / 2 else "black")  # fmt: skip
+    bottom.set_xlim(top.get_xlim())
+    bottom.set_ylim(len(placed) - 0.5, -0.5)
+    bottom.set_yticks(range(len(placed)), list(placed), fontsize=8)
+    bottom.set_xticks([])
+    bottom.set_title("Where the chunks go (1 = the most relevant chunk)", fontsize=10)
+    for side in ("top", "right", "bottom", "left"):
+        bottom.spines[side].set_visible(False)
+    return _save(fig, path, dpi=110)
 
 
 def _save(fig: Any, path: str | Path, dpi: int | None = None) -> Path:

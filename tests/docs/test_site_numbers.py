@@ -1,0 +1,114 @@
+"""The site's numbers come from the committed reports: a sample of them, recomputed here straight
+from the reports' per-item values, is what the pages show; the pages that answer "does it help?"
+type no number by hand; a number the reports do not hold, or an image the site does not hold,
+fails the build."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from mkdocs.exceptions import PluginError
+
+import mkdocs_hooks as hooks
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def _report(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((ROOT / "bench" / path).read_text(encoding="utf-8"))
+    return data
+
+
+def _column(report: dict[str, Any], name: str) -> np.ndarray:
+    return np.array([it["results"][name]["candidate_prob"] for it in report["items"]])
+
+
+def _page(name: str) -> str:
+    return hooks.fill((DOCS / name).read_text(encoding="utf-8"), name)
+
+
+@pytest.mark.parametrize(
+    ("cell", "report", "default"),
+    [
+        ("records-smollm2-k10", "eval/records-smollm2-k10/report.json", "bookend-hard-slots"),
+        ("nq-smollm2-k20", "eval/nq-smollm2-k20/report.json", "bookend-default"),
+        ("records-gemma3-k10", "eval/records-gemma3-k10/report.json", "bookend-theory"),
+    ],
+)
+def test_the_table_shows_each_cells_numbers_from_its_report(
+    cell: str, report: str, default: str
+) -> None:
+    data = _report(report)
+    current = _column(data, "retrieval")
+    gain = 100 * float(np.mean(_column(data, default) - current))
+    label = hooks.CELLS[cell][1]
+    row = next(
+        line for line in hooks.orders_table().splitlines() if line.startswith(f"| {label} |")
+    )
+    model_columns = 3 * list(dict.fromkeys(m for m, *_ in hooks.CELLS.values())).index(
+        hooks.CELLS[cell][0]
+    )
+    yours, bookend, _ = [c.strip() for c in row.strip("|").split("|")[1:]][
+        model_columns : model_columns + 3
+    ]
+    assert yours == f"{100 * current.mean():.1f}%"
+    assert bookend.split(" / ")[0].strip("*") == f"{gain:+.1f}"
+
+
+def test_the_prose_shows_the_reports_numbers() -> None:
+    page = _page("does-it-help.md")
+    nq = _report("eval/nq-smollm2-k10/report.json")
+    gain = np.mean(_column(nq, "bookend-hard-slots") - _column(nq, "retrieval"))
+    assert f"{100 * gain:+.1f} on NQ" in page
+    hard = _report("eval/smollm2-k10/report.json")
+    loss = np.mean(_column(hard, "bookend-hard-slots") - _column(hard, "retrieval"))
+    assert loss < 0
+    assert f"the default is {100 * -loss:.1f} points behind your\norder" in page
+    worst = {r["candidate"]: r for r in _report("default_matrix.json")["minimax"]}
+    assert f"{100 * worst['langchain']['worst_loss']:.1f} for LangChain's" in page
+    tune = _report("tune/nq-gemma3-k20/report.json")["decision"]
+    assert f"Here `{tune['chosen']}`" in _page("guides/tune.md")
+    assert f"{100 * tune['guard']['mde']:.1f} points" in _page("guides/tune.md")
+
+
+@pytest.mark.parametrize("name", ["does-it-help.md", "index.md"])
+def test_the_evidence_pages_type_no_number_by_hand(name: str) -> None:
+    text = (DOCS / name).read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # code: no measurement
+    text = re.sub(r"\{\{ report:[^}]*\}\}", "", text)
+    text = text.replace("95% ", "")  # the intervals' confidence level, not a measurement
+    typed = re.findall(r"\d+\.\d+|\d+\s*%|[+-]\d+ points", text)
+    assert typed == []
+
+
+def test_every_placeholder_of_the_pages_is_filled() -> None:
+    for path in DOCS.rglob("*.md"):
+        page = _page(str(path.relative_to(DOCS)))
+        assert hooks.PLACEHOLDER.search(page) is None, path
+
+
+def test_a_number_the_reports_do_not_hold_fails_the_build() -> None:
+    with pytest.raises(PluginError, match=r"no 'nq-nobody-k10'"):
+        hooks.fill("{{ report: cell.nq-nobody-k10.default | ci }}", "page.md")
+    with pytest.raises(PluginError, match="format must be one of"):
+        hooks.fill("{{ report: cell.nq-smollm2-k10.default | percent }}", "page.md")
+    with pytest.raises(PluginError, match="cannot format"):
+        hooks.fill("{{ report: cell.nq-smollm2-k10 | signed }}", "page.md")
+    # The prompt templates' Jinja2 on the pages is left alone.
+    assert hooks.fill("{{ doc.slot }}") == "{{ doc.slot }}"
+
+
+def test_an_image_the_site_does_not_hold_fails_the_build() -> None:
+    page: Any = SimpleNamespace(url="concepts/theory/", file=SimpleNamespace(src_uri="t.md"))
+    files: Any = [SimpleNamespace(dest_uri="figures/where-models-read.png")]
+    shown = '<p><img alt="x" src="../../figures/where-models-read.png"></p>'
+    assert hooks.on_page_content(shown, page=page, files=files) == shown
+    with pytest.raises(PluginError, match=r"figures/missing\.png"):
+        hooks.on_page_content('<img src="../../figures/missing.png">', page=page, files=files)
