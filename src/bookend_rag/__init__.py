@@ -12,8 +12,7 @@ What a user calls is here; the framework adapters' shared plumbing is in
 """
 
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bookend_rag.config import DEFAULT_MODEL, PlacementConfig
 from bookend_rag.layout import DEFAULT_SUFFIX_TOKENS, Layout
@@ -34,6 +33,9 @@ from bookend_rag.spec import ModelSpec, available_presets
 from bookend_rag.tuned import ConfigSource, TunedConfig, load_config
 from bookend_rag.version import __version__
 from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WEIGHT_RULES, WeightRule
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "DEFAULT_LOOKALIKE_THRESHOLD",
@@ -87,7 +89,10 @@ def __getattr__(name: str) -> Any:
 
 
 @cache
-def _exports() -> dict[str, EntryPoint]:
+def _exports() -> dict[str, "EntryPoint"]:
     # Read once: attribute lookups that miss (hasattr probes by tools) would otherwise scan every
-    # installed distribution's metadata each time.
+    # installed distribution's metadata each time. Imported here: importlib.metadata (and the
+    # email package it loads) is not needed by the default call.
+    from importlib.metadata import entry_points
+
     return {entry.name: entry for entry in entry_points(group="bookend_rag.exports")}

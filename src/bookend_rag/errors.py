@@ -10,7 +10,7 @@ from collections.abc import Collection
 from typing import Any, ClassVar, TypeVar
 
 import pydantic
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 __all__ = ["OneLineModel", "caller_stacklevel", "no_bool", "not_the_callers", "one_line", "shown"]
 
@@ -61,6 +61,11 @@ def no_bool(value: Any) -> Any:
 class OneLineModel(BaseModel):
     """A pydantic model whose construction and validation raise a one-line ``ValueError``
     (:func:`one_line`) instead of pydantic's multi-line ``ValidationError``."""
+
+    # Each subclass's validator is built when first used, not at import: building the first
+    # pydantic model in a process also scans every installed distribution for pydantic plugins,
+    # more than half of what `import bookend_rag` would otherwise add to its dependencies' import.
+    model_config = ConfigDict(defer_build=True)
 
     #: What the error calls an unknown keyword.
     field_noun: ClassVar[str] = "field"

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 
 from bookend_rag.arrays import FloatArray
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 __all__ = [
     "DEFAULT_LOOKALIKE_THRESHOLD",
@@ -97,6 +99,10 @@ def jaccard_matrix(texts: Sequence[str], n: int = 3) -> FloatArray:
 def _incidence(texts: Sequence[str], n: int) -> sparse.csr_matrix:
     """The chunk-by-shingle incidence matrix ``X`` (one row per text, ones where it holds a
     shingle)."""
+    # Imported here, not at the top: scipy.sparse is most of `import bookend_rag`'s time, and only
+    # drop_lookalikes (off by default) needs it.
+    from scipy import sparse
+
     vocabulary: dict[tuple[str, ...], int] = {}
     rows: list[int] = []
     cols: list[int] = []
@@ -133,6 +139,9 @@ def lookalike_groups(
             f"{pairs:,.0f} shingle matches, over the {MAX_SHARED_PAIRS:,} allowed; drop "
             "look-alikes among fewer chunks (for example the top few hundred) before placing"
         )
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+
     shared = (incidence @ incidence.T).tocoo()
     sizes = np.asarray(incidence.sum(axis=1), dtype=np.float64).ravel()
     union = sizes[shared.row] + sizes[shared.col] - shared.data

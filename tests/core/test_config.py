@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -159,16 +157,6 @@ def test_tokenizer_names_a_local_hugging_face_tokenizer(tmp_path: Path) -> None:
 def test_profile_ref_rejects_a_profile_dict_without_weights() -> None:
     with pytest.raises(ValueError, match="needs 'weights'"):
         profile_ref({"format": "bookend-profile", "version": 1})
-
-
-def test_import_bookend_loads_neither_scipy_special_nor_the_validator() -> None:
-    code = (
-        "import sys, bookend_rag, bookend_rag.cli; "
-        "print(sorted(m for m in sys.modules "
-        "if m.startswith(('scipy.special', 'bookend_rag.lab'))))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
 
 
 def test_a_text_getter_returning_none_is_named() -> None:

@@ -67,6 +67,23 @@ def llama_config() -> Any:
 
 
 @pytest.fixture
+def gemma3_config(llama_config: Any) -> Any:
+    """The tiny Llama's sizes as a Gemma 3 with a sliding window (8) far shorter than the prompt."""
+    shared = ("hidden_size", "intermediate_size", "num_attention_heads", "vocab_size")
+    return transformers.Gemma3TextConfig(
+        **{name: getattr(llama_config, name) for name in shared},
+        num_hidden_layers=3,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
+
+
+@pytest.fixture
 def byte_tokenizer() -> Any:
     """A byte-level tokenizer (256 ids, no merges), built offline."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers

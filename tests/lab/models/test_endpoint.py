@@ -257,6 +257,13 @@ def test_a_run_resumes_from_the_cache_when_the_stopped_server_is_back(
     assert len(path.read_text(encoding="utf-8").splitlines()) == len(prompts)
 
 
+def test_the_pid_is_the_running_servers_own(server: LlamaServer, tmp_path: Path) -> None:
+    # What bench/model_speed.py reads the server's CPU time by.
+    assert "llama_cpp.server" in Path(f"/proc/{server.pid}/cmdline").read_text(errors="replace")
+    with pytest.raises(RuntimeError, match="the server is not running"):
+        _ = LlamaServer(smollm2_gguf(), SERVED, tmp_path / "server.log").pid
+
+
 def test_a_model_the_server_does_not_serve_is_refused(server: LlamaServer) -> None:
     # llama-cpp-python itself answers any model name with the model it serves:
     raw = httpx.post(

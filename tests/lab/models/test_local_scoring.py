@@ -25,22 +25,6 @@ def _from_scratch(lm: Any, tokenizer: Any, prompt: str, continuation: str) -> tu
     return total, greedy
 
 
-def _gemma3_config(llama: Any) -> Any:
-    """The tiny Llama's sizes as a Gemma 3 with a sliding window (8) far shorter than the prompt."""
-    shared = ("hidden_size", "intermediate_size", "num_attention_heads", "vocab_size")
-    return transformers.Gemma3TextConfig(
-        **{name: getattr(llama, name) for name in shared},
-        num_hidden_layers=3,
-        num_key_value_heads=1,
-        head_dim=16,
-        sliding_window=8,
-        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        bos_token_id=None,
-        eos_token_id=None,
-        pad_token_id=None,
-    )
-
-
 @pytest.mark.parametrize(
     ("arch", "packed"), [("llama", True), ("qwen2", True), ("gpt2", True), ("gemma3", False)]
 )
@@ -50,6 +34,7 @@ def test_scores_equal_the_from_scratch_definition(
     llama_config: Any,
     qwen2_config: Any,
     gpt2_config: Any,
+    gemma3_config: Any,
     byte_tokenizer: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -57,7 +42,7 @@ def test_scores_equal_the_from_scratch_definition(
         "llama": llama_config,
         "qwen2": qwen2_config(),
         "gpt2": gpt2_config(),
-        "gemma3": _gemma3_config(llama_config),
+        "gemma3": gemma3_config,
     }[arch]
     transformers.set_seed(0)
     lm = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa").eval()

@@ -12,6 +12,8 @@
   :mod:`~bookend_rag.lab.models.llama_server`, the real servers their tests and benchmark start
   (llama-cpp-python's and upstream llama.cpp's).
 
+- :mod:`~bookend_rag.lab.models.flops`: the floating-point operations of one scoring call (the
+  prompt's and the candidates'), what ``bench/model_speed.py`` reads an engine's rate by.
 - :mod:`~bookend_rag.lab.models.backends`: the backends by name, and :class:`ScorerSpec`, the
   scorer a run builds when it needs it.
 

@@ -94,6 +94,17 @@ class ServerProcess:
         """The OpenAI base URL, ``http://127.0.0.1:PORT/v1``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def pid(self) -> int:
+        """The running server's process id (what a benchmark reads its CPU time by).
+
+        Raises:
+            RuntimeError: when the server is not running.
+        """
+        if self._process is None:
+            raise RuntimeError("the server is not running")
+        return self._process.pid
+
     def start(self, wait: float = 180.0) -> str:
         """Start the server and wait until it answers; its base URL.
 
