@@ -76,7 +76,7 @@ BAD_CONFIGS: list[tuple[Any, str]] = [
 
 
 #: How the notice for a model name without a known architecture begins.
-MODEL_NOTICE = "bookend knows no architecture for"
+MODEL_NOTICE = "bookend has not measured and knows no architecture for"
 
 
 class BadInput:
