@@ -1,11 +1,7 @@
 """The loop a team runs (docs/guides/loop.md), end to end on SmolLM2 behind a real server
-(llama-cpp-python's, conftest): a LangChain pipeline with bookend records its retrievals, ``bookend
-tune --retrievals ... --template ... --endpoint ...`` measures on probes built from them, and the
-same adapter takes the ``tuned.json`` it wrote.
-
-The recorder of issue 37 is not merged yet, so the record file is written with
-:class:`~bookend_rag.retrievals.RetrievalRecord` from what the pipeline saw.
-"""
+(llama-cpp-python's, conftest): a LangChain pipeline with bookend records its retrievals through
+the adapter's recorder, ``bookend tune --retrievals ... --template ... --endpoint ...`` measures
+on probes built from them, and the same adapter takes the ``tuned.json`` it wrote."""
 
 from __future__ import annotations
 
@@ -18,7 +14,8 @@ from langchain_core.documents import Document
 import bookend_rag
 from bookend_rag.cli import main
 from bookend_rag.lab.models.llama_server import LlamaServer
-from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+from bookend_rag.recorder import RetrievalRecorder
+from bookend_rag.retrievals import read_retrievals
 
 from .conftest import SERVED
 
@@ -44,18 +41,16 @@ def _retrieve(query: int) -> list[tuple[Document, float]]:
 def test_record_tune_and_use_the_tuned_config_in_the_same_adapter(
     server: LlamaServer, tmp_path: Path
 ) -> None:
-    reorder = BookendReorder(model=SERVED)
     records = tmp_path / "retrievals.jsonl"
-    with records.open("w", encoding="utf-8") as log:
-        for query in range(24):
-            pairs = _retrieve(query)
-            placed = reorder.invoke(pairs)
-            assert len(placed) == len(pairs)
-            documents = [RecordedDocument(text=d.page_content, score=s) for d, s in pairs]
-            record = RetrievalRecord(
-                question=f"query {query}", documents=documents, model=SERVED, source="langchain"
-            )
-            log.write(record.to_json_line() + "\n")
+    recorder = RetrievalRecorder(records)
+    reorder = BookendReorder(model=SERVED, recorder=recorder)
+    for query in range(24):
+        pairs = _retrieve(query)
+        assert len(reorder.invoke(pairs)) == len(pairs)
+    recorder.flush()
+    recorded = list(read_retrievals(records))
+    assert [r.source for r in recorded] == ["langchain"] * 24
+    assert [d.score for d in recorded[0].documents] == [s for _, s in _retrieve(0)]
     template = tmp_path / "prompt.j2"
     template.write_text(_TEMPLATE, encoding="utf-8")
     out = tmp_path / "tuned"
