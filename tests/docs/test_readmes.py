@@ -81,7 +81,8 @@ def _commands(path: Path) -> list[list[str]]:
 
 
 @pytest.mark.parametrize(
-    "page", ["README.md", "docs/guides/tune.md", "docs/guides/served-models.md"]
+    "page",
+    ["README.md", "docs/guides/tune.md", "docs/guides/served-models.md", "docs/guides/loop.md"],
 )
 def test_the_shell_commands_of_the_guides_parse(page: str) -> None:
     from bookend_rag.cli import build_parser

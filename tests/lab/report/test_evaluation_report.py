@@ -34,7 +34,7 @@ def test_report_pairs_on_shared_items_and_states_verdicts() -> None:
     rows = [_row(i, -1.0 + 0.01 * i, -2.0 - 0.01 * i, oracle=i < 6) for i in range(10)]
     report = build_report(
         model_id="/models/tiny.gguf",
-        settings={},
+        settings={"suite": "nq", "source": {"kind": "built-in"}},
         metrics=["gold_logprob", "accuracy"],
         primary="gold_logprob",
         item_rows=rows,
@@ -56,6 +56,7 @@ def test_report_pairs_on_shared_items_and_states_verdicts() -> None:
     text = markdown(report)
     assert "significantly ahead of retrieval; behind oracle" in text
     assert "## bookend eval: tiny.gguf, n = 10 items" in text
+    assert "**Source.** the built-in suite `nq` (answers known by construction)." in text
 
 
 def test_generated_answers_get_mcnemar_and_the_items_they_need() -> None:
@@ -75,7 +76,7 @@ def test_generated_answers_get_mcnemar_and_the_items_they_need() -> None:
     ]
     report = build_report(
         model_id="http://127.0.0.1:4000/v1/claude",
-        settings={"current": "retrieval"},
+        settings={"current": "retrieval", "items": "given", "source": {"kind": "labelled"}},
         metrics=["exact_match", "accuracy"],
         primary="accuracy",
         item_rows=rows,

@@ -43,6 +43,13 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     )
     p.add_argument("--items-file", help="JSONL items (see README); default: built-in items")
     p.add_argument(
+        "--retrievals",
+        metavar="FILE",
+        help="your recorded retrievals (JSON Lines, bookend-retrievals/1): probe items with "
+        "answers known by construction are built from them, no labels needed (--items: at most "
+        "this many, default all); --items-file, when given too, is preferred",
+    )
+    p.add_argument(
         "--suite",
         choices=sorted(SUITES),
         default="hard",
@@ -115,20 +122,24 @@ def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
 
 def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: int) -> RunSpec:
     """The items the arguments name (``suite``, ``k`` and ``n_items`` as the command resolves
-    them; ``calibrate`` has no ``--items-file`` or ``--retriever``, and ``tune`` no
-    ``--families``: the run's defaults)."""
+    them, but probes from ``--retrievals`` number ``--items`` or all; ``calibrate`` has no
+    ``--items-file``, ``--retrievals`` or ``--retriever``, and ``tune`` no ``--families``: the
+    run's defaults)."""
     from bookend_rag.lab.experiments.runspec import RunSpec
 
+    retrievals = getattr(args, "retrievals", None)
+    probes = retrievals is not None and getattr(args, "items_file", None) is None
     return RunSpec(
         items=getattr(args, "items_file", None),
         suite=suite,
         k=k,
-        n_items=n_items,
+        n_items=args.items if probes else n_items,
         seed=args.seed,
         families=getattr(args, "families", None),
         split=args.split,
         retrievers=getattr(args, "retriever", None),
         template=args.template,
+        retrievals=retrievals,
     )
 
 

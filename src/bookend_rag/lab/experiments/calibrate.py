@@ -228,12 +228,13 @@ class Cells:
         suite's ``calibration`` split) for every K in ``docs`` (default: the run's K).
 
         Raises:
-            ValueError: for a run with items or retrievers (calibrate measures built-in items).
+            ValueError: for a run with items, retrievals or retrievers (calibrate measures
+                built-in items).
         """
-        if run.items is not None or run.retrievers is not None:
+        if run.items is not None or run.retrievals is not None or run.retrievers is not None:
             raise ValueError(
                 "calibrate measures built-in items with the gold document in every slot: "
-                "a run's items and retrievers do not apply"
+                "a run's items, retrievals and retrievers do not apply"
             )
         suite, k, n_items, split = run.sized(suite="lookup", n_items=30, split="calibration")
         cells = docs or (k,)

@@ -46,6 +46,7 @@ from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
 from bookend_rag.lab.models.scorer import capabilities, endpoint_settings
 from bookend_rag.lab.reorderers import CURRENT_ORDERS, eval_strategies
 from bookend_rag.lab.report.evaluation import build_report, markdown, write
+from bookend_rag.lab.report.source import source_sentence
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 
@@ -134,8 +135,9 @@ def evaluate(
     started = time.perf_counter()
     run = run or RunSpec()
     loaded = run.load(suite="hard", n_items=100, split="evaluation")
-    items, names = loaded.items, loaded.retrievers
     with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+        loaded = loaded.for_model(model, say)
+        items, names = loaded.items, loaded.retrievers
         warn_on_other_models((profiles or {}).values(), model, loaded.template)
         load_seconds = time.perf_counter() - started
         spec = theory_spec(theory, model)
@@ -154,7 +156,9 @@ def evaluate(
         if dry_run:
             plan = {t.prompt: items[t.item].continuations for t in trials}
             cost = estimate(model, plan, upper_bound=False)
-            return EvalResult(report={"dry_run": cost.to_json()}, markdown=cost.markdown("eval"))
+            found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}
+            text = f"{cost.markdown('eval')}\n{source_sentence(loaded.settings)}\n"
+            return EvalResult(report=found, markdown=text)
         metrics = metric_names(items, generated=capabilities(model).generation_only)
         known = None if reuse is None else load_known_scores(reuse, model.model_id)
         if known is not None:

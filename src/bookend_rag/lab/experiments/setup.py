@@ -121,21 +121,35 @@ def source_settings(
     items: str | Path | Sequence[Item] | None,
     suite: str,
     k: int,
-    n_items: int,
+    n_items: int | None,
     seed: int,
     families: Sequence[str] | None,
     split: str,
+    *,
+    retrievals: str | None = None,
 ) -> dict[str, Any]:
-    """The settings that say which items were run (the suite's only for built-in items)."""
-    built_in = items is None
+    """The settings that say which items were run (the suite's only for built-in items), and
+    their ``source``, the kind of items that decides: ``{"kind": "labelled"}`` for items given
+    (with ``unused_retrievals`` when ``retrievals`` were named too: items with real answers are
+    preferred), ``{"kind": "probes", "retrievals": ...}`` for probes built from the named
+    retrievals (completed once they are built), ``{"kind": "built-in"}`` for a suite."""
+    built_in = items is None and retrievals is None
+    source: dict[str, Any] = {"kind": "built-in"}
+    if items is not None:
+        source = {"kind": "labelled"}
+        if retrievals is not None:
+            source["unused_retrievals"] = retrievals
+    elif retrievals is not None:
+        source = {"kind": "probes", "retrievals": retrievals}
     return {
-        "items": describe(items),
+        "items": "probes" if source["kind"] == "probes" else describe(items),
         "suite": suite if built_in else None,
         "k": k if built_in else None,
         "n_items": n_items,
         "seed": seed,
         "families": list(families) if built_in and families is not None else None,
         "split": split if built_in else None,
+        "source": source,
     }
 
 

@@ -63,6 +63,7 @@ from bookend_rag.lab.models import Scorer
 from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
 from bookend_rag.lab.models.scorer import Prompt, capabilities, endpoint_settings
 from bookend_rag.lab.reorderers import RANDOM, bookend_strategy
+from bookend_rag.lab.report.source import source_sentence
 from bookend_rag.lab.report.tuning import build_report, decision_sentence, markdown, write
 
 #: The candidates measured on the user's items, whose orders are known only after measuring.
@@ -164,8 +165,11 @@ def tune(
     started = time.perf_counter()
     run = run or RunSpec()
     loaded = run.load(suite="hard", n_items=60, split="calibration")
-    folded = Folds.of_items(loaded.items, folds)
+    if loaded.pending is None:  # probes are counted once built, with the model's tokenizer
+        Folds.of_items(loaded.items, folds)
     with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+        loaded = loaded.for_model(model, say)
+        folded = Folds.of_items(loaded.items, folds)
         spec = theory_spec(theory, model)
         default = default_model(theory, model)
         budget = Budget(model, max_calls, minutes, started, max_tokens=max_tokens)
@@ -177,7 +181,9 @@ def tune(
             cost = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
             kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
             config = bookend_rag.PlacementConfig(model=default)
-            return TuneResult(config, kept, {"dry_run": cost.to_json()}, cost.markdown("tune"))
+            found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}
+            text = f"{cost.markdown('tune')}\n{source_sentence(loaded.settings)}\n"
+            return TuneResult(config, kept, found, text)
         say(f"measuring the slots of K={run_k} on {len(loaded.items)} items in {folds} folds")
         measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
         candidates = Candidates.build(spec, run_k, measurement, default)

@@ -275,6 +275,13 @@ class LocalScorer:
         weights = Path(self.model.name).name
         return spec.model_copy(update={"name": preset_key(weights) or weights})
 
+    @cached_property
+    def context_length(self) -> int | None:
+        """The positions the model was trained for (its config's ``max_position_embeddings``;
+        ``None`` when the config names none)."""
+        found = getattr(self.model.lm.config, "max_position_embeddings", None)
+        return found if isinstance(found, int) else None
+
     @property
     def weights(self) -> Path:
         """The model file or directory the weights were loaded from."""

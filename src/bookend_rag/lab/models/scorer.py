@@ -49,7 +49,9 @@ __all__ = [
     "Scorer",
     "answer_text",
     "capabilities",
+    "context_length",
     "endpoint_settings",
+    "exact_tokens",
     "own_spec",
     "prompt_key",
     "prompt_text",
@@ -134,6 +136,21 @@ def weights_path(scorer: object) -> Path | None:
     return Path(found) if isinstance(found, (str, Path)) else None
 
 
+def context_length(scorer: object) -> int | None:
+    """The tokens the scorer's model reads at most, prompt and answer together (its optional
+    ``context_length``); ``None`` where it is not known (a served model): nothing is checked
+    against it then, and a server refuses an overlong prompt itself."""
+    found = getattr(scorer, "context_length", None)
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
+def exact_tokens(scorer: object) -> bool:
+    """Whether the scorer's ``token_length`` is its model's own tokenizer: always in process; for
+    a served model, when the server has a tokenize endpoint (its ``tokenizer``), without which
+    tokens are estimated from characters."""
+    return not capabilities(scorer).served or getattr(scorer, "tokenizer", None) is not None
+
+
 def endpoint_settings(scorer: object) -> dict[str, Any] | None:
     """A report's ``endpoint`` entry: how a served model was scored (its ``settings()``), ``None``
     for a scorer that is not served (its :class:`Capabilities`)."""
@@ -211,7 +228,8 @@ class Scorer(Protocol):
 
     A backend may also have, read through the functions named: ``capabilities``
     (:func:`capabilities`), ``spec``, its model's theory spec (:func:`own_spec`), ``weights``, the
-    path of its local weights (:func:`weights_path`), ``settings()``, a served model's report entry
+    path of its local weights (:func:`weights_path`), ``context_length``, the tokens its model
+    reads at most (:func:`context_length`), ``settings()``, a served model's report entry
     (:func:`endpoint_settings`), and ``close()``, which a run that built the scorer calls at its
     end (:func:`~bookend_rag.lab.models.backends.scorer_for`).
 

@@ -7,6 +7,7 @@
 - :mod:`~bookend_rag.lab.report.calibration`: the ``bookend calibrate`` report and its terminal
   lines.
 - :mod:`~bookend_rag.lab.report.influence`: the ``bookend validate`` terminal summary.
+- :mod:`~bookend_rag.lab.report.source`: the sentence that says which items decided.
 - :mod:`~bookend_rag.lab.report.cells`: the Markdown tables' cells.
 - :mod:`~bookend_rag.lab.report.figures`: every PNG figure (through the one matplotlib entry point,
   :func:`bookend_rag.plot.pyplot`).

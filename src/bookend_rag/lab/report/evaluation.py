@@ -4,10 +4,12 @@ Fields of ``report.json`` (``report_version`` 1):
 
 ``report_version``, ``bookend_version``, ``model`` (the scorer's ``model_id``: for local weights
 the loaded path and dtype, ``PATH|float32``; for a served model ``BASE_URL/NAME``), ``settings``
-(what was run: the items' source and suite, K, seed, families, split, retrievers, random draws,
-oracle, profiles, theory, device, dtype, and ``endpoint``: for a served model how it was scored,
-``method``, ``tokenizer``, ``top_logprobs``, ``completion_requests``, ``scored_tokens`` and
-``bounded_tokens``, the tokens outside the top ``top_logprobs`` scored by their upper bound)
+(what was run: the items and their ``source``, the kind that decided, labelled items, a built-in
+suite or probes from retrievals (:mod:`~bookend_rag.lab.report.source`); the suite, K, seed,
+families, split, retrievers, random draws, oracle, profiles, theory, device, dtype, and
+``endpoint``: for a served model how it was scored, ``method``, ``tokenizer``, ``top_logprobs``,
+``completion_requests``, ``scored_tokens`` and ``bounded_tokens``, the tokens outside the top
+``top_logprobs`` scored by their upper bound)
 ``metrics``
     The per-item scores, in order: ``gold_logprob`` (log-probability of ``" " + answer`` after the
     prompt, nats), ``candidate_prob`` (the gold answer's probability among the candidates, when
@@ -54,6 +56,7 @@ from typing import Any
 import bookend_rag
 from bookend_rag.lab.reorderers import BASELINES
 from bookend_rag.lab.report.cells import difference_cell, estimate_cell
+from bookend_rag.lab.report.source import source_sentence
 from bookend_rag.lab.stats import estimate, mcnemar_exact, mcnemar_sample_size, paired_difference
 
 __all__ = ["REPORT_VERSION", "build_report", "markdown", "write"]
@@ -221,6 +224,7 @@ def markdown(report: Mapping[str, Any]) -> str:
             against.append(f"- {a}: {difference_cell(primary, cell)}{exact}")
     parts = [
         f"## bookend eval: {Path(report['model']).name}, n = {report['n_items']} items",
+        source_sentence(report["settings"]),
         f"### Against your current order ({current}), on `{primary}`",
         "\n".join(against) or f"- no strategy was compared with {current}",
         f"### Verdicts on `{primary}` (95% paired intervals)",

@@ -13,7 +13,8 @@ Files written:
 ``report.md``, ``tune.png``
     The tables, and the candidates' means with their intervals.
 
-Fields of ``report.json`` (``report_version`` 1): ``model``, ``settings``, ``metric`` (the
+Fields of ``report.json`` (``report_version`` 1): ``model``, ``settings`` (with ``source``, the
+kind of items that decided: :mod:`~bookend_rag.lab.report.source`), ``metric`` (the
 primary metric, ``candidate_prob`` or ``gold_logprob``), ``n_items``, ``n_judged``, ``stopped``
 (``items``, ``calls`` or ``minutes``), ``candidates`` (per candidate: ``estimate`` ``{"mean",
 "ci_low", "ci_high", "n"}`` with a 95% bootstrap interval over the items it was judged on,
@@ -47,6 +48,7 @@ import numpy as np
 import bookend_rag
 from bookend_rag.lab.decision import Comparison, Decision, compare
 from bookend_rag.lab.report.cells import difference_cell, difference_unit, estimate_cell, value_cell
+from bookend_rag.lab.report.source import source_sentence
 from bookend_rag.lab.stats import estimate
 
 __all__ = [
@@ -297,6 +299,7 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"## bookend tune: {Path(report['model']).name}, {report['n_judged']} of "
         f"{report['n_items']} items judged",
         f"**Decision.** {decision_sentence(metric, d['reason'], d['guard'])}.",
+        source_sentence(report["settings"]),
         f"Written: `{d['chosen']}` (`tuned.json`: the config and its provenance).",
         f"### Candidates on `{metric}` ({units})",
         _candidate_table(report),

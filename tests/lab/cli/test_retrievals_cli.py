@@ -1,0 +1,163 @@
+"""``bookend eval --retrievals`` and ``bookend tune --retrievals``: probe items from a record file,
+the cost stated first, the source named in every report, labelled items preferred, and bad
+arguments refused in one line before any model loads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from bookend_rag.cli import main
+from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+
+NO_MODEL = "/nonexistent/model-dir"
+
+_TOPICS = ["harbour", "railway", "library", "orchard", "bridge", "market", "castle", "canal"]
+
+
+def _write_retrievals(path: Path, n: int, k: int) -> Path:
+    """``n`` retrievals of ``k`` documents (the first one a copy of the second: skipped)."""
+    records = []
+    for r in range(n):
+        texts = [
+            f"The {_TOPICS[(r + d) % len(_TOPICS)]} of town {r} was built in year {1800 + d}."
+            for d in range(k)
+        ]
+        if r == 0:
+            texts[0] = texts[1]
+        documents = [RecordedDocument(text=t, score=1.0 - d / k) for d, t in enumerate(texts)]
+        records.append(RetrievalRecord(question=f"question {r}?", documents=documents))
+    path.write_text("".join(r.to_json_line() + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _write_items(path: Path, n: int) -> Path:
+    scored = {"a": 2, "b": 1, "c": 0}
+    rows = [
+        {
+            "question": f"q{i}?",
+            "documents": [{"text": f"doc {c} {i}", "score": s} for c, s in scored.items()],
+            "answer": f"a{i}",
+            "candidates": [f"a{i}", "b"],
+        }
+        for i in range(n)
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["eval", "tune"])
+def test_a_dry_run_states_the_cost_and_the_probes_first(
+    command: str,
+    saved_model: Path,
+    tmp_path: Path,
+    counted: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", 9, 4)
+    before = hashlib.sha256(retrievals.read_bytes()).hexdigest()
+    argv = [command, "--weights", str(saved_model), "--retrievals", str(retrievals)]
+    argv += ["--dry-run", "--no-progress", "--threads", "1", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"## bookend {command} --dry-run" in out
+    assert "Nothing was scored." in out
+    # The byte-level test tokenizer has no single-token code: every probe says so.
+    assert (
+        "**Source.** probes built from your recorded retrievals "
+        f"(`{retrievals}`), no labels: 8 probes from 9 retrievals; 1 skipped: no phrase of the "
+        "retriever's first document names it alone (a duplicate); 8 with codes of several tokens; "
+        "8 scored." in out
+    )
+    assert counted == []
+    assert hashlib.sha256(retrievals.read_bytes()).hexdigest() == before
+
+
+def test_items_limits_the_probes(
+    saved_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", 9, 4)
+    argv = ["eval", "--weights", str(saved_model), "--retrievals", str(retrievals)]
+    argv += ["--items", "5", "--dry-run", "--no-progress", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "8 probes from 9 retrievals" in out
+    assert "5 scored." in out
+
+
+def test_labelled_items_are_preferred_to_retrievals(
+    saved_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", 4, 3)
+    items = _write_items(tmp_path / "items.jsonl", 4)
+    argv = ["eval", "--weights", str(saved_model), "--retrievals", str(retrievals)]
+    argv += ["--items-file", str(items), "--dry-run", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"**Source.** labelled items (`{items}`); the retrievals in `{retrievals}` were not used "
+        "(items with real answers are preferred)." in out
+    )
+
+
+def test_eval_and_tune_run_on_probes_and_their_reports_say_so(
+    saved_model: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("cli")  # not the model's directory, whose files are hashed
+    retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", 9, 3)
+    common = ["--weights", str(saved_model), "--retrievals", str(retrievals), "--threads", "1"]
+    common += ["--no-progress"]
+    argv = ["eval", *common, "--random-draws", "1", "--no-oracle", "--out", str(tmp_path / "e")]
+    assert main(argv) == 0
+    assert "**Source.** probes built from your recorded retrievals" in capsys.readouterr().out
+    report = json.loads((tmp_path / "e" / "report.json").read_text(encoding="utf-8"))
+    source = report["settings"]["source"]
+    assert (source["kind"], source["records"], source["probes"], source["used"]) == (
+        "probes",
+        9,
+        8,
+        8,
+    )
+    assert report["n_items"] == 8
+    assert {row["family"] for row in report["items"]} == {"probe"}
+    # The named document is the retriever's first: retrieval order puts it in slot 1.
+    assert {row["results"]["retrieval"]["gold_slot"] for row in report["items"]} == {0}
+    argv = ["tune", *common, "--max-calls", "400", "--out", str(tmp_path / "t")]
+    assert main(argv) == 0
+    assert "**Source.** probes built from your recorded retrievals" in capsys.readouterr().out
+    tuned = json.loads((tmp_path / "t" / "tuned.json").read_text(encoding="utf-8"))
+    assert tuned["provenance"]["settings"]["source"]["kind"] == "probes"
+    assert tuned["provenance"]["n_items"] == 8
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--retrievals", "OUT/none.jsonl"], "retrievals='OUT/none.jsonl': file not found"),
+        (["--retrievals", "OUT/bad.jsonl"], "bad.jsonl:2: not JSON"),
+        (["--retrievals", "OUT/empty.jsonl"], "holds no retrieval"),
+        (["--retrievals", "OUT/good.jsonl", "--retriever", "bm25"], "retrievers must be ['file']"),
+        (["--retrievals", "OUT/good.jsonl", "--items", "0"], "--items must be >= 1"),
+    ],
+)
+@pytest.mark.parametrize("command", ["eval", "tune"])
+def test_bad_retrievals_are_refused_in_one_line_before_loading(
+    command: str,
+    extra: list[str],
+    needle: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    good = _write_retrievals(tmp_path / "good.jsonl", 2, 3)
+    lines = good.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "bad.jsonl").write_text(f"{lines[0]}\n{{not json\n", encoding="utf-8")
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    argv = [command, "--weights", NO_MODEL, "--out", str(tmp_path / "out")]
+    argv += [a.replace("OUT", str(tmp_path)) for a in extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle.replace("OUT", str(tmp_path)) in err
+    assert len(err.splitlines()) == 1, err
