@@ -18,6 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bookend_rag import Bookend, Placement
+from bookend_rag.place import shortcut
+from bookend_rag.place.rank_path import place_by_rank
+from bookend_rag.place.shortcut import Shortcut
+from bookend_rag.place.small_k_path import place_few
 from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.small_k import relevance_order
 from bookend_rag.relevance import normalised_floats, relevance
@@ -63,9 +67,9 @@ SETTINGS = st.fixed_dictionaries(
 
 def both_paths(placer: Bookend[Any], items: list[Any], scores: Any) -> tuple[Any, Any]:
     """The placement (or the error) of the call as it comes, and with the shortcuts (the small-K
-    path, and placing by rank above it) off."""
+    path, and placing by rank above it: :mod:`bookend_rag.place.shortcut`) off."""
     results: list[Placement[Any] | str] = []
-    off = mock.patch.object(Bookend, "_place_quickly", return_value=None)
+    off = mock.patch.object(Shortcut, "place", return_value=None)
     for switch in (nullcontext(), off):
         with switch:
             try:
@@ -145,7 +149,7 @@ def test_a_long_default_call_places_by_rank() -> None:
     placer: Bookend[str] = Bookend("llama-3.1-8b")
     texts = [f"chunk {i} " * (i % 7 + 1) for i in range(1000)]
     scores = [((37 * i) % 1000) / 1000 for i in range(1000)]
-    with mock.patch.object(Bookend, "_place_by_rank", wraps=placer._place_by_rank) as by_rank:
+    with mock.patch.object(shortcut, "place_by_rank", wraps=place_by_rank) as by_rank:
         placement = placer.place(texts, scores)
     assert by_rank.call_count == 1
     assert "lengths" not in vars(placement)
@@ -158,10 +162,10 @@ def test_the_default_call_takes_the_small_k_path() -> None:
     placer: Bookend[str] = Bookend()
     texts = [f"chunk {i} " * (i + 1) for i in range(20)]
     scores = [1.0 - i / 40 for i in range(20)]
-    with mock.patch.object(Bookend, "_place_few", wraps=placer._place_few) as few:
+    with mock.patch.object(shortcut, "place_few", wraps=place_few) as few:
         placement = placer.place(texts, scores)
     assert few.call_count == 1
-    assert placer._place_few(texts, scores) == placement
+    assert (placement, placement) == both_paths(placer, texts, scores)
 
 
 @settings(deadline=None, max_examples=500)
@@ -293,7 +297,11 @@ def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
         assert (words.calls, placement.lengths.tolist()) == (0, [1.0] * k)
         return
     # top_k below K leaves the choice to the array path, which counts.
-    by_rank = placer._ranks is not None and (config.top_k is None or config.top_k >= k)
+    by_rank = (
+        placer._shortcut is not None
+        and placer._shortcut.slot_ranks is not None
+        and (config.top_k is None or config.top_k >= k)
+    )
     assert words.calls == (0 if by_rank else k)
     assert placement.lengths.tolist() == [max(len(t.split()), 1) for t in texts]
 
