@@ -7,8 +7,11 @@ Both give the array path's placement (``tests/core/test_small_k.py`` checks it o
 * above, where the lengths cannot move the order, placing by rank
   (:func:`~bookend_rag.place.rank_path.place_by_rank`), on arrays.
 
-A placer decides once (:meth:`Shortcut.of`) whether its settings let either apply; each call then
-takes one when it drops nothing (``top_k``) and its lengths are to be counted.
+A placer decides once (:meth:`Shortcut.of`) whether its settings let either apply: every setting
+declares how the shortcuts treat it (:class:`~bookend_rag.config.Shortcuts`, beside its field of
+:class:`~bookend_rag.PlacementConfig`), and one the shortcuts do not read sends every call to the
+array path unless it holds its default. Each call then takes a shortcut when it drops nothing
+(``top_k``) and its lengths are to be counted.
 """
 
 from __future__ import annotations
@@ -53,14 +56,9 @@ class Shortcut:
         where the slot ranking needs the counts, with the default approximation.
         """
         config, reader = setup.config, setup.reader
-        plain = (
-            config.competition is None
-            and config.budget is None
-            and not config.repeat_top
-            and not config.drop_lookalikes
-            and reader.source is None
-        )
-        if not plain:
+        # The settings say themselves whether the shortcuts read them
+        # (bookend_rag.config.Shortcuts); source groups are no setting but a way to read items.
+        if config.array_path_settings() or reader.source is not None:
             return None
         rule = weight_rule_named(config.weight_rule)
         slot_ranks = (
