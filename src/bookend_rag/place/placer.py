@@ -48,10 +48,11 @@ class Bookend(Generic[T]):
             name (see :func:`bookend_rag.tokens.load_tokenizer`), a callable, or an object with
             ``encode``. Where the counts cannot move the order (the fixed patterns, and the
             ``bookend`` strategy with slots that weigh less from front to back whatever the
-            lengths: the theory's profiles under the default layout; no budget, repeat,
-            look-alikes, competition or source groups), the default's and a tokenizer's are
-            taken when a placement's ``lengths`` are first read; a callable is called on every
-            placement.
+            lengths: the theory's profiles under the default layout; no source groups, and
+            every setting declared :attr:`~bookend_rag.config.Shortcuts.DEFAULT_ONLY` at its
+            default: no budget, repeat, look-alikes or competition), the default's and a
+            tokenizer's are taken when a placement's ``lengths`` are first read; a callable is
+            called on every placement.
         text: how to get an item's text (callable or attribute / key name); strings need none,
             nor items with a ``text`` string (an attribute, as LlamaIndex's nodes have, or a
             key), which is read as ``text="text"`` reads it.
