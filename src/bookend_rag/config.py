@@ -14,9 +14,12 @@ then does not serialise.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from enum import Enum
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from bookend_rag.errors import OneLineModel, no_bool, one_line
 from bookend_rag.inputs import MAX_TOKENS, MissingScores
@@ -28,7 +31,15 @@ from bookend_rag.profiles.io import ProfileRef, profile_ref
 from bookend_rag.spec import DEFAULT_PRESET
 from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WeightRuleName
 
-__all__ = ["DEFAULT_MODEL", "MAX_COMPETITION", "PlacementConfig", "validation_message"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MAX_COMPETITION",
+    "SHORTCUTS",
+    "PlacementConfig",
+    "Shortcuts",
+    "declared_shortcuts",
+    "validation_message",
+]
 
 #: The spec used when the caller names no model, and for a model name bookend knows no
 #: architecture for (:func:`bookend_rag.spec.resolve_model_name`): a 32-layer decoder (Llama 3.1
@@ -51,6 +62,25 @@ def _count(value: Any) -> Any:
 Count = Annotated[int, BeforeValidator(_count)]
 
 
+class Shortcuts(Enum):
+    """How the shortcuts of :class:`~bookend_rag.Bookend` (the small-K path, and placing by rank
+    above it: :mod:`bookend_rag.place.shortcut`) treat a setting, which every field of
+    :class:`PlacementConfig` declares in its annotation (``Annotated[bool,
+    Shortcuts.DEFAULT_ONLY]``). The shortcuts' condition reads the declarations, and
+    ``tests/core/test_small_k.py`` draws every field and checks that the shortcuts give the array
+    path's placement, so a declaration that is wrong fails there.
+    """
+
+    #: The shortcuts read it and place as the array path does, whatever its value (or hand the
+    #: call to the array path themselves, as ``top_k`` below the number of chunks does).
+    READ = "read"
+    #: It cannot move the order where the shortcuts place (say why beside the field).
+    NO_EFFECT = "no effect"
+    #: It can move the order and only the array path reads it: with any value but its default,
+    #: every call takes the array path. The safe declaration for a new setting.
+    DEFAULT_ONLY = "default only"
+
+
 class PlacementConfig(OneLineModel):
     """Every placement setting of :class:`~bookend_rag.Bookend` and the adapters, validated.
 
@@ -67,26 +97,26 @@ class PlacementConfig(OneLineModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
     field_noun: ClassVar[str] = "setting"
 
-    model: ProfileRef = Field(
+    model: Annotated[ProfileRef, Shortcuts.READ] = Field(
         default=DEFAULT_MODEL,
         description="The profile: a preset name (`bookend presets` lists them) or Hugging Face "
         "id, a published curve ('liu2023:<model>'), a profile JSON path, an inline {'depth', "
         "'attn_share'} spec or an inline profile JSON object. ModelSpec and profile objects are "
         "stored in that form.",
     )
-    strategy: StrategyName = Field(
+    strategy: Annotated[StrategyName, Shortcuts.READ] = Field(
         default="bookend",
         description="'bookend' (optimal under the profile), 'alternate' (best first, second best "
         "last, inwards) or 'relevance' (most relevant first).",
     )
-    weight_rule: WeightRuleName = Field(
+    weight_rule: Annotated[WeightRuleName, Shortcuts.READ] = Field(
         default=DEFAULT_WEIGHT_RULE,
         description="How the influence on a chunk's span becomes its weight: 'slot' (the default: "
         "the weight of its document slot, every chunk at the mean length, so no chunk gains or "
         "loses weight by its length), 'mass' (total influence per mean chunk length), 'anchored' "
         "or 'density'; see bookend_rag.weighing.",
     )
-    competition: Annotated[float | None, BeforeValidator(no_bool)] = Field(
+    competition: Annotated[float | None, BeforeValidator(no_bool), Shortcuts.DEFAULT_ONLY] = Field(
         default=None,
         ge=0,
         le=MAX_COMPETITION,
@@ -97,7 +127,8 @@ class PlacementConfig(OneLineModel):
         "(near-duplicates, distractors) out of the heavy slots; see "
         "bookend_rag.placement.competing.",
     )
-    lookalike_threshold: Annotated[float, BeforeValidator(no_bool)] = Field(
+    # Read only with drop_lookalikes, which the shortcuts place without.
+    lookalike_threshold: Annotated[float, BeforeValidator(no_bool), Shortcuts.NO_EFFECT] = Field(
         default=DEFAULT_LOOKALIKE_THRESHOLD,
         gt=0,
         le=1,
@@ -105,14 +136,18 @@ class PlacementConfig(OneLineModel):
         description="The word-shingle Jaccard similarity at which two chunks are look-alikes "
         "(bookend_rag.lookalikes), for drop_lookalikes.",
     )
-    drop_lookalikes: bool = Field(
+    drop_lookalikes: Annotated[bool, Shortcuts.DEFAULT_ONLY] = Field(
         default=False,
         description="Drop every chunk that is a look-alike of a more relevant one (exact and near "
         "duplicates, at lookalike_threshold) before top_k and the budget apply; the placement "
         "lists them (Placement.dropped_as_lookalikes).",
     )
-    distance: bool = Field(default=False, description="Scores are distances: lower is better.")
-    missing_scores: MissingScores = Field(
+    distance: Annotated[bool, Shortcuts.READ] = Field(
+        default=False, description="Scores are distances: lower is better."
+    )
+    # The small-K path hands scores with one missing to the array path; placing by rank applies
+    # the policy as it does.
+    missing_scores: Annotated[MissingScores, Shortcuts.READ] = Field(
         default="drop_scores",
         description="When some scores are None and others are not: 'drop_scores' (the default: "
         "the input order is the relevance order, as retrievers return best first), 'rank' (the "
@@ -120,28 +155,28 @@ class PlacementConfig(OneLineModel):
         "(raise). The first two say so in Placement.notes, which reorder and the adapters also "
         "send to warnings and the bookend_rag logger.",
     )
-    top_k: Count | None = Field(
+    top_k: Annotated[Count | None, Shortcuts.READ] = Field(
         default=None,
         ge=1,
         description="Keep at most this many chunks, the most relevant (applied before budget).",
     )
-    budget: Count | None = Field(
+    budget: Annotated[Count | None, Shortcuts.DEFAULT_ONLY] = Field(
         default=None,
         ge=1,
         le=MAX_TOKENS,
         description="Token budget: keep the most relevant chunks whose tokens fit (a repeated "
         "top chunk counts twice); the result lists what was dropped.",
     )
-    repeat_top: bool = Field(
+    repeat_top: Annotated[bool, Shortcuts.DEFAULT_ONLY] = Field(
         default=False, description="Put the most relevant chunk at both ends of the prompt."
     )
-    prefix_tokens: Count = Field(
+    prefix_tokens: Annotated[Count, Shortcuts.READ] = Field(
         default=0,
         ge=0,
         le=MAX_TOKENS,
         description="Prompt tokens before the chunks (system prompt).",
     )
-    suffix_tokens: Count = Field(
+    suffix_tokens: Annotated[Count, Shortcuts.READ] = Field(
         default=DEFAULT_SUFFIX_TOKENS,
         ge=0,
         le=MAX_TOKENS,
@@ -151,24 +186,27 @@ class PlacementConfig(OneLineModel):
         "back (the measured best); 0 makes the chunks fill the analysed sequence, so the final "
         "chunk holds the delta (the bookend view).",
     )
-    count_question: bool = Field(
+    # Applied before placing, to suffix_tokens (Bookend.with_question), which the shortcuts read.
+    count_question: Annotated[bool, Shortcuts.NO_EFFECT] = Field(
         default=False,
         description="Add the tokens of the question each call receives (LangChain's input, "
         "LlamaIndex's query, Haystack's run(query=...)) to suffix_tokens, so the layout "
         "describes the whole prompt on every call; False keeps the layout the other settings "
         "give.",
     )
-    equal_lengths: bool = Field(
+    equal_lengths: Annotated[bool, Shortcuts.READ] = Field(
         default=False,
         description="Treat every chunk as one token long (rank-only placement: nothing is "
         "counted); False weighs chunks by their token lengths.",
     )
-    tokenizer: str | None = Field(
+    tokenizer: Annotated[str | None, Shortcuts.READ] = Field(
         default=None,
         description="A serialisable token counter: a tiktoken encoding name or a local Hugging "
         "Face tokenizer path; None counts about four characters a token.",
     )
-    exact_max_k: Count = Field(
+    # The shortcuts place only where the slots are ranked and the chunks sorted into them, which
+    # linear.optimiser_for chooses before the exact programme.
+    exact_max_k: Annotated[Count, Shortcuts.NO_EFFECT] = Field(
         default=EXACT_MAX_K,
         ge=0,
         le=20,
@@ -184,6 +222,43 @@ class PlacementConfig(OneLineModel):
     def layout(self) -> Layout:
         """The prompt around the chunks, as configured (before any per-call question)."""
         return Layout(prefix_tokens=self.prefix_tokens, suffix_tokens=self.suffix_tokens)
+
+    def array_path_settings(self) -> tuple[str, ...]:
+        """The settings declared :attr:`Shortcuts.DEFAULT_ONLY` whose values here are not their
+        defaults: with any of them, every call takes the array path."""
+        return tuple(name for name, default in _DEFAULT_ONLY if getattr(self, name) != default)
+
+
+def declared_shortcuts(model: type[BaseModel]) -> Mapping[str, Shortcuts]:
+    """Each field of ``model`` and how the shortcuts treat it: the one :class:`Shortcuts` member
+    in its annotation.
+
+    Raises:
+        TypeError: a field that declares none, or more than one, named.
+    """
+    declared: dict[str, Shortcuts] = {}
+    for name, field in model.model_fields.items():
+        marks = [mark for mark in field.metadata if isinstance(mark, Shortcuts)]
+        if len(marks) != 1:
+            raise TypeError(
+                f"{model.__name__}.{name} must declare how the placement shortcuts treat it: "
+                f"one of {', '.join(f'Shortcuts.{mark.name}' for mark in Shortcuts)} in its "
+                f"annotation (found {len(marks)})"
+            )
+        declared[name] = marks[0]
+    return MappingProxyType(declared)
+
+
+#: How the shortcuts treat each setting of :class:`PlacementConfig` (its declaration); a setting
+#: that declares none fails here, at import.
+SHORTCUTS: Mapping[str, Shortcuts] = declared_shortcuts(PlacementConfig)
+
+#: The settings declared :attr:`Shortcuts.DEFAULT_ONLY`, each with its default.
+_DEFAULT_ONLY: tuple[tuple[str, Any], ...] = tuple(
+    (name, PlacementConfig.model_fields[name].default)
+    for name, declared in SHORTCUTS.items()
+    if declared is Shortcuts.DEFAULT_ONLY
+)
 
 
 def validation_message(exc: ValidationError) -> str:

@@ -318,7 +318,7 @@ def test_a_placer_resolves_its_model_once(monkeypatch: pytest.MonkeyPatch) -> No
     """The config checks ``model``; the placer resolves the checked reference once (a profile
     object, stored in its JSON form, is read back once), and a placer derived with the same model
     keeps that profile."""
-    from bookend_rag import place
+    from bookend_rag.place import placer as placer_module
     from bookend_rag.profiles import io
 
     read: list[object] = []
@@ -327,9 +327,9 @@ def test_a_placer_resolves_its_model_once(monkeypatch: pytest.MonkeyPatch) -> No
         io, "profile_from_json", lambda data, **kw: read.append(data) or from_json(data, **kw)
     )
     resolved: list[object] = []
-    resolve = place.resolve_reference
+    resolve = placer_module.resolve_reference
     monkeypatch.setattr(
-        place, "resolve_reference", lambda ref: resolved.append(ref) or resolve(ref)
+        placer_module, "resolve_reference", lambda ref: resolved.append(ref) or resolve(ref)
     )
     table = TabulatedProfile(weights=(3.0, 1.0, 2.0), kind="slot")
     placer: Bookend[str] = Bookend(table, count_question=True)
@@ -345,7 +345,7 @@ def test_a_placer_resolves_its_model_once(monkeypatch: pytest.MonkeyPatch) -> No
 def test_reorder_reuses_a_placer_only_while_the_settings_and_profile_file_stay_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bookend_rag import place
+    from bookend_rag.place import cached
 
     items, scores = list("abcd"), [0.9, 0.5, 0.4, 0.1]
     assert reorder(items, scores, top_k=1).order == (0,)
@@ -376,7 +376,7 @@ def test_reorder_reuses_a_placer_only_while_the_settings_and_profile_file_stay_t
 
     for top_k in range(1, 200):
         reorder(items, scores, top_k=top_k)
-    info = place._kept_placer.cache_info()
+    info = cached._kept_placer.cache_info()
     assert info.maxsize is not None
     assert info.currsize <= info.maxsize
 
@@ -387,8 +387,9 @@ def _no_source(item: str, key: str) -> None:
 
 def test_one_cache_of_placers_serves_reorder_and_the_adapters() -> None:
     from bookend_rag import adapters, place
+    from bookend_rag.place import cached
 
-    place._kept_placer.cache_clear()
+    cached._kept_placer.cache_clear()
     settings = dict(bookend_rag.PlacementConfig(model=ModelSpec(depth=12), top_k=3))
     placer = adapters.PlacerCache(str, _no_source).placer(settings)
     # Another adapter with equal settings (the spec, a dict, compared by value): the same placer.
@@ -397,12 +398,12 @@ def test_one_cache_of_placers_serves_reorder_and_the_adapters() -> None:
     assert place.cached_placer({**settings, **reading}) is placer
     assert adapters.PlacerCache(str, _no_source).placer(settings, source_key="doc") is not placer
     assert reorder(list("abc"), [0.1, 0.9, 0.5], model={"depth": 12}).order[0] == 1
-    assert place._kept_placer.cache_info().currsize == 3  # two adapter placers, one of reorder
+    assert cached._kept_placer.cache_info().currsize == 3  # two adapter placers, one of reorder
 
 
 def test_a_rewritten_tokenizer_file_gives_a_new_placer(tmp_path: Path) -> None:
     tokenizers = pytest.importorskip("tokenizers")
-    from bookend_rag import place
+    from bookend_rag.place import cached
 
     def save(split: object) -> None:
         words = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
@@ -412,9 +413,9 @@ def test_a_rewritten_tokenizer_file_gives_a_new_placer(tmp_path: Path) -> None:
     items = ["a,b,c d", "e f"]
     save(tokenizers.pre_tokenizers.WhitespaceSplit())
     assert reorder(items, tokenizer=str(tmp_path)).lengths.tolist() == [2, 2]
-    hits = place._kept_placer.cache_info().hits
+    hits = cached._kept_placer.cache_info().hits
     assert reorder(items, tokenizer=str(tmp_path)).lengths.tolist() == [2, 2]
-    assert place._kept_placer.cache_info().hits == hits + 1  # loaded once
+    assert cached._kept_placer.cache_info().hits == hits + 1  # loaded once
     save(tokenizers.pre_tokenizers.Whitespace())  # punctuation apart: "a , b , c d"
     later = os.stat(tmp_path / "tokenizer.json").st_mtime_ns + 10**9
     os.utime(tmp_path / "tokenizer.json", ns=(later, later))

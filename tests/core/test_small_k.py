@@ -1,23 +1,37 @@
-"""The small-K path (:mod:`bookend_rag.placement.small_k`) gives the placement the array path gives.
+"""The shortcuts (:mod:`bookend_rag.place.shortcut`: the small-K path, and placing by rank above
+it) give the placement the array path gives.
 
-Every call below is placed twice by the same placer: as it comes (the small-K path whenever it
-applies) and with the small-K path switched off, and the two placements must be equal: the same
-order, items, relevance, lengths and scores bit for bit, drops, notes and settings.
+Every call below is placed twice by the same placer: as it comes (a shortcut whenever one
+applies) and with the shortcuts switched off, and the two placements must be equal: the same
+order, items, relevance, lengths and scores bit for bit, drops, notes and settings. The settings
+are every field of :class:`~bookend_rag.PlacementConfig`, drawn from its type and constraints, so
+that a new setting is drawn here as soon as it exists, and a wrong declaration of how the
+shortcuts treat it (:class:`~bookend_rag.config.Shortcuts`) fails here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import pickle
-from contextlib import nullcontext
-from typing import Any
+from contextlib import nullcontext, suppress
+from functools import partial
+from types import NoneType, UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from unittest import mock
 
+import annotated_types as at
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from bookend_rag import Bookend, Placement
+from bookend_rag import Bookend, Placement, PlacementConfig
+from bookend_rag.config import SHORTCUTS, Shortcuts, declared_shortcuts
+from bookend_rag.place import shortcut
+from bookend_rag.place.rank_path import place_by_rank
+from bookend_rag.place.shortcut import Shortcut
+from bookend_rag.place.small_k_path import place_few
 from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.small_k import relevance_order
 from bookend_rag.relevance import normalised_floats, relevance
@@ -43,29 +57,87 @@ SCORE = st.one_of(
     st.sampled_from([None, float("nan"), float("inf"), True]),
 )
 
+#: The settings whose type does not say which values exist (names checked by a validator): the
+#: values drawn. A tokenizer's counts take the paths of the ``token_counter`` object drawn in
+#: :func:`test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read`.
+NAMED_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "model": st.sampled_from(MODELS),
+    "weight_rule": st.sampled_from(WEIGHT_RULES),
+    "tokenizer": st.none(),
+}
+
+
+def setting_values(name: str) -> st.SearchStrategy[Any]:
+    """The values of the setting ``name`` of :class:`~bookend_rag.PlacementConfig`: from its
+    annotation and constraints, or :data:`NAMED_VALUES`."""
+    if name in NAMED_VALUES:
+        return NAMED_VALUES[name]
+    field = PlacementConfig.model_fields[name]
+    return _values_of(name, field.annotation, field.metadata)
+
+
+def _values_of(name: str, annotation: Any, metadata: list[Any]) -> st.SearchStrategy[Any]:
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:  # a type with its own constraints (Count), inside an Optional
+        return _values_of(name, args[0], [*annotation.__metadata__, *metadata])
+    if origin is Union or origin is UnionType:
+        return st.one_of(
+            *(st.none() if arg is NoneType else _values_of(name, arg, metadata) for arg in args)
+        )
+    if origin is Literal:
+        return st.sampled_from(args)
+    if annotation is bool:
+        return st.booleans()
+    # The bounds pydantic keeps as annotated-types constraints (Field(ge=..., gt=..., le=...)).
+    bounds = {type(mark): mark for mark in metadata if isinstance(mark, at.BaseMetadata)}
+    ge, gt, le, lt = (bounds.get(kind) for kind in (at.Ge, at.Gt, at.Le, at.Lt))
+    low: Any = ge.ge if isinstance(ge, at.Ge) else gt.gt if isinstance(gt, at.Gt) else None
+    high: Any = le.le if isinstance(le, at.Le) else lt.lt if isinstance(lt, at.Lt) else None
+    if annotation is int:
+        low = None if low is None else low + (gt is not None)
+        high = None if high is None else high - (lt is not None)
+        # Near the lower bound as often as anywhere (token counts and budgets of a prompt's size;
+        # for floats, competition near 0): where a setting moves an order.
+        near = st.integers(low, high if low is None or high is None else min(high, low + 1000))
+        return st.one_of(near, st.integers(low, high))
+    if annotation is float:
+        values = partial(
+            st.floats,
+            exclude_min=gt is not None,
+            exclude_max=lt is not None,
+            allow_nan=False,
+            allow_infinity=False,
+        )
+        close = values(low, high if low is None or high is None else min(high, low + 1.0))
+        return st.one_of(close, values(low, high))
+    raise TypeError(
+        f"cannot draw PlacementConfig.{name} from its type {annotation!r}: name its values in "
+        "NAMED_VALUES"
+    )
+
+
+def _setting(name: str) -> st.SearchStrategy[Any]:
+    """A value of the setting ``name``; one the shortcuts place with only at its default
+    (:attr:`Shortcuts.DEFAULT_ONLY`) is mostly the default, so that the shortcuts are drawn."""
+    values = setting_values(name)
+    if SHORTCUTS[name] is not Shortcuts.DEFAULT_ONLY:
+        return values
+    default = PlacementConfig.model_fields[name].default
+    return st.one_of(st.just(default), st.just(default), values)
+
+
+#: Every setting of :class:`~bookend_rag.PlacementConfig`, each given or left at its default: a
+#: new setting is drawn without an edit here.
 SETTINGS = st.fixed_dictionaries(
-    {},
-    optional={
-        "strategy": st.sampled_from(["bookend", "alternate", "relevance"]),
-        "weight_rule": st.sampled_from(WEIGHT_RULES),
-        "distance": st.booleans(),
-        "equal_lengths": st.booleans(),
-        "top_k": st.integers(1, 12),
-        "budget": st.integers(200, 3000),
-        "repeat_top": st.booleans(),
-        "competition": st.sampled_from([0.0, 0.05, 0.5]),
-        "prefix_tokens": st.integers(0, 300),
-        "suffix_tokens": st.integers(0, 300),
-        "drop_lookalikes": st.booleans(),
-    },
+    {}, optional={name: _setting(name) for name in PlacementConfig.model_fields}
 )
 
 
 def both_paths(placer: Bookend[Any], items: list[Any], scores: Any) -> tuple[Any, Any]:
     """The placement (or the error) of the call as it comes, and with the shortcuts (the small-K
-    path, and placing by rank above it) off."""
+    path, and placing by rank above it: :mod:`bookend_rag.place.shortcut`) off."""
     results: list[Placement[Any] | str] = []
-    off = mock.patch.object(Bookend, "_place_quickly", return_value=None)
+    off = mock.patch.object(Shortcut, "place", return_value=None)
     for switch in (nullcontext(), off):
         with switch:
             try:
@@ -77,7 +149,6 @@ def both_paths(placer: Bookend[Any], items: list[Any], scores: Any) -> tuple[Any
 
 @settings(deadline=None, max_examples=400)
 @given(
-    model=st.sampled_from(MODELS),
     rows=st.lists(st.tuples(st.text(max_size=300), st.floats(0, 1)), min_size=0, max_size=14),
     scores=st.one_of(st.none(), st.just("from rows"), st.lists(SCORE, max_size=14)),
     chosen=SETTINGS,
@@ -85,7 +156,6 @@ def both_paths(placer: Bookend[Any], items: list[Any], scores: Any) -> tuple[Any
     as_records=st.booleans(),
 )
 def test_both_paths_give_the_same_placement(
-    model: Any,
     rows: list[tuple[str, float]],
     scores: Any,
     chosen: dict[str, Any],
@@ -99,7 +169,6 @@ def test_both_paths_give_the_same_placement(
         [{"text": t, "src": i % 3} for i, t in enumerate(texts)] if as_records else texts
     )
     placer: Bookend[Any] = Bookend(
-        model,
         text="text" if as_records else None,
         source="src" if source and as_records else None,
         **chosen,
@@ -115,14 +184,13 @@ def test_both_paths_give_the_same_placement(
 
 @settings(deadline=None, max_examples=60)
 @given(
-    model=st.sampled_from(MODELS),
     k=st.integers(65, 160),
     seed=st.integers(0, 2**32 - 1),
     scores=st.sampled_from(["floats", "ties", "none", "one missing", "bad"]),
     chosen=SETTINGS,
 )
 def test_above_the_small_k_path_both_paths_agree_too(
-    model: Any, k: int, seed: int, scores: str, chosen: dict[str, Any]
+    k: int, seed: int, scores: str, chosen: dict[str, Any]
 ) -> None:
     """Above :data:`SMALL_K_MAX`, placing by rank (slots front to back) against the array path."""
     rng = np.random.default_rng(seed)
@@ -134,7 +202,7 @@ def test_above_the_small_k_path_both_paths_agree_too(
         "one missing": [*rng.random(k - 1).tolist(), None],
         "bad": [*rng.random(k - 1).tolist(), float("nan")],
     }[scores]
-    placer: Bookend[str] = Bookend(model, **chosen)
+    placer: Bookend[str] = Bookend(**chosen)
     small, array = both_paths(placer, texts, values)
     assert small == array
 
@@ -145,7 +213,7 @@ def test_a_long_default_call_places_by_rank() -> None:
     placer: Bookend[str] = Bookend("llama-3.1-8b")
     texts = [f"chunk {i} " * (i % 7 + 1) for i in range(1000)]
     scores = [((37 * i) % 1000) / 1000 for i in range(1000)]
-    with mock.patch.object(Bookend, "_place_by_rank", wraps=placer._place_by_rank) as by_rank:
+    with mock.patch.object(shortcut, "place_by_rank", wraps=place_by_rank) as by_rank:
         placement = placer.place(texts, scores)
     assert by_rank.call_count == 1
     assert "lengths" not in vars(placement)
@@ -158,10 +226,70 @@ def test_the_default_call_takes_the_small_k_path() -> None:
     placer: Bookend[str] = Bookend()
     texts = [f"chunk {i} " * (i + 1) for i in range(20)]
     scores = [1.0 - i / 40 for i in range(20)]
-    with mock.patch.object(Bookend, "_place_few", wraps=placer._place_few) as few:
+    with mock.patch.object(shortcut, "place_few", wraps=place_few) as few:
         placement = placer.place(texts, scores)
     assert few.call_count == 1
-    assert placer._place_few(texts, scores) == placement
+    assert (placement, placement) == both_paths(placer, texts, scores)
+
+
+DEFAULT_ONLY = [name for name, declared in SHORTCUTS.items() if declared is Shortcuts.DEFAULT_ONLY]
+
+
+@pytest.mark.parametrize("name", [name for name in SHORTCUTS if name not in DEFAULT_ONLY])
+@settings(deadline=None, max_examples=40)
+@given(
+    data=st.data(),
+    model=st.sampled_from(MODELS),
+    k=st.integers(2, 80),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_each_setting_the_shortcuts_may_place_with_gives_the_array_paths_placement(
+    name: str, data: st.DataObject, model: Any, k: int, seed: int
+) -> None:
+    """A setting declared :attr:`Shortcuts.READ` or :attr:`Shortcuts.NO_EFFECT`, alone at any
+    of its values, on chunks of unequal lengths with distinct scores (where an order can move):
+    a declaration that lets the shortcuts ignore a setting that moves the order fails here."""
+    value = data.draw(setting_values(name), label=name)
+    placer: Bookend[str] = Bookend(**{"model": model, name: value})
+    rng = np.random.default_rng(seed)
+    texts = ["w " * int(n) for n in rng.integers(0, 400, size=k)]
+    small, array = both_paths(placer, texts, rng.random(k).tolist())
+    assert small == array
+
+
+@pytest.mark.parametrize("name", DEFAULT_ONLY)
+@settings(deadline=None, max_examples=20)
+@given(data=st.data())
+def test_a_setting_the_shortcuts_do_not_read_sends_every_call_to_the_array_path(
+    name: str, data: st.DataObject
+) -> None:
+    """Any value but the default of a setting declared :attr:`Shortcuts.DEFAULT_ONLY`, at a K
+    each shortcut would otherwise take."""
+    default = PlacementConfig.model_fields[name].default
+    value = data.draw(setting_values(name).filter(lambda v: v != default), label=name)
+    placer: Bookend[str] = Bookend(**{name: value})
+    assert placer.config.array_path_settings() == (name,)
+    for k in (20, 100):
+        texts = [f"chunk {i} " * (i % 5 + 1) for i in range(k)]
+        # The array path may refuse the call (a budget below every chunk): not the shortcut.
+        with (
+            mock.patch.object(Shortcut, "place", wraps=Shortcut.place) as shortcut,
+            suppress(ValueError),
+        ):
+            placer.place(texts, [i / k for i in range(k)])
+        assert shortcut.call_count == 0
+    assert Bookend(**{name: default}).config.array_path_settings() == ()
+
+
+def test_a_setting_must_declare_how_the_shortcuts_treat_it() -> None:
+    """A setting added without a :class:`Shortcuts` declaration fails at import, named."""
+
+    class Settings(BaseModel):
+        spread: bool = False
+
+    with pytest.raises(TypeError, match=r"^Settings.spread must declare how the placement"):
+        declared_shortcuts(Settings)
+    assert set(SHORTCUTS) == set(PlacementConfig.model_fields)
 
 
 @settings(deadline=None, max_examples=500)
@@ -266,13 +394,12 @@ class _Words:
 
 @settings(deadline=None, max_examples=60)
 @given(
-    model=st.sampled_from(MODELS),
     k=st.sampled_from([2, 5, 20, 64, 65, 200]),
     seed=st.integers(0, 2**32 - 1),
     chosen=SETTINGS,
 )
 def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
-    model: Any, k: int, seed: int, chosen: dict[str, Any]
+    k: int, seed: int, chosen: dict[str, Any]
 ) -> None:
     """A tokenizer's counts (``len(encode(text))``) give the array path's placement on every
     path; where the slots rank front to back whatever the lengths, they are taken only when the
@@ -280,7 +407,7 @@ def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
     rng = np.random.default_rng(seed)
     texts = ["w " * int(n) for n in rng.integers(0, 300, size=k)]
     words = _Words()
-    placer: Bookend[str] = Bookend(model, token_counter=words, **chosen)
+    placer: Bookend[str] = Bookend(token_counter=words, **chosen)
     scores = rng.random(k).tolist()
     small, array = both_paths(placer, texts, scores)
     assert small == array  # a placement, or the same one-line error
@@ -293,7 +420,11 @@ def test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read(
         assert (words.calls, placement.lengths.tolist()) == (0, [1.0] * k)
         return
     # top_k below K leaves the choice to the array path, which counts.
-    by_rank = placer._ranks is not None and (config.top_k is None or config.top_k >= k)
+    by_rank = (
+        placer._shortcut is not None
+        and placer._shortcut.slot_ranks is not None
+        and (config.top_k is None or config.top_k >= k)
+    )
     assert words.calls == (0 if by_rank else k)
     assert placement.lengths.tolist() == [max(len(t.split()), 1) for t in texts]
 

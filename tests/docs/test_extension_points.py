@@ -1,11 +1,12 @@
-"""README's "Architecture" holds: a weight rule and a scorer backend are each added in at most two
-files of the library.
+"""README's "Architecture" holds: a placement setting, a weight rule and a scorer backend are each
+added in at most two files of the library.
 
-Each test copies ``src/`` to a temporary tree, adds a toy there the way the README says (a rule:
-its class and its registry entry in ``weighing.py``; a backend: its module in ``lab/models/`` and
-its ``register`` call in ``lab/models/backends.py``), counts the files that differ from the
-original tree, and runs the toy through the public entry points in a fresh interpreter whose
-``bookend_rag`` is the copied one.
+Each test copies ``src/`` to a temporary tree, adds a toy there the way the README says (a
+setting: its field, with how the placement shortcuts treat it, in ``config.py`` and the code that
+uses it; a rule: its class and its registry entry in ``weighing.py``; a backend: its module in
+``lab/models/`` and its ``register`` call in ``lab/models/backends.py``), counts the files that
+differ from the original tree, and runs the toy through the public entry points in a fresh
+interpreter whose ``bookend_rag`` is the copied one.
 """
 
 from __future__ import annotations
@@ -35,6 +36,18 @@ class HalfRule(WeightRule):
         return (lengths + mean) / 2, None
 
 '''
+
+#: A setting that moves the order, declared as a new setting should be: the shortcuts place
+#: only with its default.
+TOY_SETTING = """    reverse: Annotated[bool, Shortcuts.DEFAULT_ONLY] = Field(
+        default=False, description="Place the chunks in the reverse of the chosen order."
+    )
+
+"""
+
+TOY_SETTING_USE = """    if config.reverse:
+        local = local[::-1]
+"""
 
 TOY_SCORER = '''"""A toy backend: the gold answer is likelier the earlier its document stands."""
 
@@ -102,12 +115,61 @@ def _changed(tree: Path) -> set[str]:
 
 
 def _run(tree: Path, code: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
-    )
+    done = _call(tree, code)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def _call(tree: Path, code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _edit(path: Path, anchor: str, before: str = "", after: str = "") -> None:
+    """Put ``before`` and ``after`` around the one ``anchor`` of the file at ``path``."""
+    text = path.read_text(encoding="utf-8")
+    assert text.count(anchor) == 1, anchor
+    path.write_text(text.replace(anchor, before + anchor + after), encoding="utf-8")
+
+
+def test_a_setting_that_moves_the_order_is_added_in_two_files(tmp_path: Path) -> None:
+    """The shortcuts (a few chunks, and placing by rank above 64) do not ignore it: every call
+    with it set places on the array path, which reads it."""
+    tree = _copy(tmp_path)
+    config = tree / "bookend_rag" / "config.py"
+    _edit(config, '    @field_validator("model", mode="before")', before=TOY_SETTING)
+    local = "    local, repeated = _arrange("
+    array_path = tree / "bookend_rag" / "place" / "array_path.py"
+    text = array_path.read_text(encoding="utf-8")
+    line = text[text.index(local) : text.index("\n", text.index(local)) + 1]
+    _edit(array_path, line, after=TOY_SETTING_USE)
+    assert _changed(tree) == {"bookend_rag/config.py", "bookend_rag/place/array_path.py"}
+    out = _run(
+        tree,
+        "import bookend_rag as b\n"
+        "from bookend_rag.cli import build_parser\n"
+        "for k in (5, 20, 64, 65, 1000):\n"
+        "    texts, scores = [f'chunk {i}' for i in range(k)], [k - i for i in range(k)]\n"
+        "    print(b.reorder(texts, scores).order == tuple(range(k)),"
+        " b.reorder(texts, scores, reverse=True).order == tuple(range(k))[::-1],"
+        " b.Bookend(reverse=True).place(texts).order == tuple(range(k))[::-1])\n"
+        "print(build_parser().parse_args(['reorder', '--reverse']).reverse)\n",
+    )
+    assert out.splitlines() == ["True True True"] * 5 + ["True"]
+
+
+def test_a_setting_without_its_shortcut_declaration_is_refused_at_import(tmp_path: Path) -> None:
+    tree = _copy(tmp_path)
+    undeclared = TOY_SETTING.replace("Annotated[bool, Shortcuts.DEFAULT_ONLY]", "bool")
+    _edit(tree / "bookend_rag" / "config.py", '    @field_validator("model"', before=undeclared)
+    done = _call(tree, "import bookend_rag")
+    assert done.returncode != 0
+    assert (
+        "TypeError: PlacementConfig.reverse must declare how the placement shortcuts treat it"
+        in done.stderr
+    )
 
 
 def test_a_weight_rule_is_added_in_one_file(tmp_path: Path) -> None:

@@ -22,9 +22,9 @@ Python numbers, as the array path does:
 
 Only the arithmetic differs, and it gives the same doubles: ``tests/core/test_small_k.py`` checks
 on random inputs (scores, lengths, profiles, every setting) that both paths give the same
-placement, and above :data:`SMALL_K_MAX` that placing by rank (``Bookend._place_by_rank``, on
-arrays) does too. The relevance and the token counts that the order did not need are computed
-when a placement's arrays are first read.
+placement, and above :data:`SMALL_K_MAX` that placing by rank
+(:mod:`bookend_rag.place.rank_path`, on arrays) does too. The relevance and the token counts
+that the order did not need are computed when a placement's arrays are first read.
 """
 
 from __future__ import annotations

@@ -1,0 +1,164 @@
+"""The calls that place without holding a placer: :func:`reorder`, and :func:`cached_placer`, the
+one cache of placers that it and the framework adapters share."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, TypeVar, cast
+
+from bookend_rag.config import DEFAULT_MODEL
+from bookend_rag.outlet import deliver
+from bookend_rag.place.placer import Bookend
+from bookend_rag.placement.result import Placement
+from bookend_rag.profiles.io import ModelLike, file_stamp
+from bookend_rag.recorder import RecorderLike, as_recorder
+from bookend_rag.tokens import tokenizer_file
+from bookend_rag.tuned import ConfigSource
+
+__all__ = ["cached_placer", "reorder"]
+
+T = TypeVar("T")
+
+
+def reorder(
+    items: Sequence[T],
+    scores: Sequence[float | None] | None = None,
+    *,
+    model: ModelLike | None = None,
+    lengths: Sequence[float] | None = None,
+    config: ConfigSource | None = None,
+    recorder: RecorderLike = None,
+    **settings: Any,
+) -> Placement[T]:
+    """Place ``items`` in the prompt order that gives the most relevant text the most influence.
+
+    ``reorder(items, scores, model=..., lengths=..., **settings)`` is
+    ``Bookend(model, **settings).place(items, scores, lengths=lengths)``: ``lengths`` holds the
+    per-item token counts, and the settings (``equal_lengths=True`` for rank-only placement,
+    ``text``, ``source``, ``token_counter`` ...) are those of :class:`Bookend`; ``model``
+    defaults to :data:`~bookend_rag.DEFAULT_MODEL`.
+
+    ``config`` (a :class:`~bookend_rag.PlacementConfig`, the path of a config JSON file or of the
+    ``tuned.json`` that ``bookend tune`` writes, its JSON text or a mapping) gives every setting
+    at once: ``reorder(items, scores, config="tuned.json")`` is
+    ``Bookend.from_config("tuned.json").place(items, scores)``. Settings given here, ``model``
+    included, override the config's; a ``model`` other than the one a tuned config was measured
+    on warns (``UserWarning``).
+
+    Each of the placement's notes (``Placement.notes``: a missing score, a ``repeat_top`` that
+    did not fit ...) is also sent to ``warnings`` (:class:`~bookend_rag.outlet.PlacementNote`)
+    and the ``bookend_rag`` logger (:func:`bookend_rag.outlet.deliver`). ``recorder`` (a file
+    path or a :class:`~bookend_rag.recorder.Recorder`; off by default) appends the call to a
+    retrieval record file (:mod:`bookend_rag.recorder`).
+
+    Example:
+        >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
+        (0, 1, 2, 3, 4)
+        >>> p = reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1], suffix_tokens=0)
+        >>> p.order[0], p.order[-1]  # the bookend view: the final chunk holds the Recency Delta
+        (1, 0)
+        >>> reorder(["a", "b", "c"], [0.1, 0.9, 0.5], config={"strategy": "relevance"}).items
+        ['b', 'c', 'a']
+
+    Raises:
+        ValueError: a bad item, score, setting or ``config``, in one line naming it.
+    """
+    if config is None:
+        placer = cached_placer({"model": DEFAULT_MODEL if model is None else model, **settings})
+    else:  # a config file may change between calls: read it each time
+        overrides = settings if model is None else {"model": model, **settings}
+        placer = Bookend.from_config(config, **overrides)
+    kept = as_recorder(recorder)
+    placement = placer.place(items, scores, lengths=lengths)
+    deliver(
+        placement, placer, kept, source="reorder", items=items, scores=scores, text=placer.item_text
+    )
+    return placement
+
+
+def cached_placer(settings: Mapping[str, Any]) -> Bookend[Any]:
+    """``Bookend(**settings)``, from the one cache of placers that :func:`reorder` and the
+    framework adapters share: while the same settings come back, the same placer (the settings
+    validated, the profile resolved and the tokenizer loaded once, not on every call).
+
+    ``settings`` are :class:`Bookend`'s keyword arguments, ``model`` among them. They are
+    compared by value, each with its type (``True`` equals ``1`` but is no count), and a file
+    they name (a profile file, a local tokenizer) by its real path and state
+    (:func:`~bookend_rag.profiles.io.file_stamp`), so a rewritten file gives a new placer. A
+    ``model`` given as a dict (an inline profile or spec) is compared by its items; with any
+    other setting that does not hash, each call builds its own placer.
+    """
+    files, names, values = _file_states(settings), tuple(settings), tuple(settings.values())
+    model = settings.get("model")
+    if isinstance(model, dict):  # an inline profile or spec
+        at = names.index("model")
+        values = (*values[:at], _DictKey(model), *values[at + 1 :])
+    # A placer is looked up on every call of reorder and of an adapter: the cache hashes the
+    # values and their types at C speed.
+    try:
+        return _kept_placer(files, names, *values)
+    except TypeError:  # a value that does not hash (or a build that raised it: it raises again)
+        return Bookend(**settings)
+
+
+@lru_cache(maxsize=64, typed=True)
+def _kept_placer(files: object, names: tuple[str, ...], *values: Any) -> Bookend[Any]:
+    """The placer of the settings ``names``, ``values`` (:func:`cached_placer`; ``files``, the
+    state of the files they name, only keys the cache)."""
+    given: dict[str, Any] = {
+        name: value.value if isinstance(value, _DictKey) else value
+        for name, value in zip(names, values, strict=True)
+    }
+    return Bookend(**given)
+
+
+class _DictKey:
+    """A dict (an inline profile or spec) as a key of the cache: compared and hashed by its
+    items, each with its type, as they were when the key was made."""
+
+    __slots__ = ("_frozen_items", "_hash", "value")
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.value = value
+        self._frozen_items = _frozen(value)
+        self._hash = hash(self._frozen_items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _DictKey) and self._frozen_items == other._frozen_items
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def _frozen(value: object) -> object:
+    """A dict or list as the tuple of its items, each with its type (``True`` equals ``1``), so
+    that it hashes and equal ones make equal keys; any other value as it is."""
+    if isinstance(value, dict):
+        return dict, tuple((name, type(item), _frozen(item)) for name, item in value.items())
+    if isinstance(value, list):
+        return list, tuple((type(item), _frozen(item)) for item in value)
+    return value
+
+
+def _file_states(settings: Mapping[str, Any]) -> tuple[tuple[str, tuple[int, int]] | None, ...]:
+    """The real path and state of each file ``settings`` name (a profile file, a local
+    tokenizer): a placer built from them is current while these stay the same."""
+    return (
+        _file_state(settings.get("model")),
+        _tokenizer_state(settings.get("tokenizer")),
+        _tokenizer_state(settings.get("token_counter")),
+    )
+
+
+def _tokenizer_state(counter: object) -> tuple[str, tuple[int, int]] | None:
+    """For a tokenizer named by a string, the state of the local file it reads, if any."""
+    return _file_state(tokenizer_file(counter)) if isinstance(counter, str) else None
+
+
+def _file_state(path: object) -> tuple[str, tuple[int, int]] | None:
+    """A file's real path and state, ``None`` when ``path`` names none."""
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    stamp = file_stamp(name)  # None unless name is a string that names a file
+    return None if stamp is None else (os.path.realpath(cast(str, name)), stamp)
