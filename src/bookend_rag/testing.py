@@ -245,7 +245,8 @@ class NoteParity:
         """The core's placement of the texts an adapter read (a retriever without any score
         gives none: no note)."""
         no_scores = all(score is None for score in scores)
-        return bookend_rag.Bookend(**options, **reading).place(texts, None if no_scores else scores)
+        bookend: bookend_rag.Bookend[str] = bookend_rag.Bookend(**options, **reading)
+        return bookend.place(texts, None if no_scores else scores)
 
     @staticmethod
     def check(
