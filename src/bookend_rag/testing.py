@@ -22,9 +22,11 @@ so an adapter's tests run from its own directory with the same settings and fixt
 
 from __future__ import annotations
 
+import tempfile
 import warnings
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -85,6 +87,14 @@ JSON_LIKE: st.SearchStrategy[Any] = st.recursive(
     max_leaves=6,
 )
 
+#: Where the drawn ``recorder`` paths write: a directory of the test process, removed at its end.
+_RECORDS_DIR = tempfile.TemporaryDirectory(prefix="bookend-test-records-")
+_RECORDS = Path(_RECORDS_DIR.name)
+
+#: Settings whose string value is a path they write to: they draw no JSON-like string (a drawn
+#: string would be a file written into the working directory).
+WRITES_FILES = frozenset({"recorder"})
+
 #: Valid values of each placement setting and adapter setting: drawn as often as JSON-like
 #: ones, so that the accepted path is exercised too.
 VALID_SETTINGS: dict[str, st.SearchStrategy[Any]] = {
@@ -107,6 +117,8 @@ VALID_SETTINGS: dict[str, st.SearchStrategy[Any]] = {
     "source_key": st.none() | st.sampled_from(["source", "i"]),
     "token_counter": st.none() | st.just(len),
     "annotate": st.booleans(),
+    "recorder": st.none()
+    | st.sampled_from(["a.jsonl", "b.jsonl"]).map(lambda n: str(_RECORDS / n)),
 }
 
 
@@ -140,11 +152,16 @@ class BadInput:
         (``valid`` adds the adapter's own settings to :data:`VALID_SETTINGS`)."""
         choices = {**VALID_SETTINGS, **(valid or {})}
         keys = st.lists(st.sampled_from([*names, "bugdet", "top_kk"]), unique=True, max_size=3)
-        return keys.flatmap(
-            lambda ks: st.fixed_dictionaries(
-                {k: choices[k] | JSON_LIKE if k in choices else JSON_LIKE for k in ks}
+
+        def value(name: str) -> st.SearchStrategy[Any]:
+            other = (
+                JSON_LIKE.filter(lambda v: not isinstance(v, str))
+                if name in WRITES_FILES
+                else JSON_LIKE
             )
-        )
+            return choices[name] | other if name in choices else other
+
+        return keys.flatmap(lambda ks: st.fixed_dictionaries({k: value(k) for k in ks}))
 
     @staticmethod
     def attempt(call: Callable[[], T], names: Collection[str]) -> T | None:
