@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,11 +44,14 @@ NEEDS_BUILDS = frozenset({"server", "upstream", "smollm2"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse a test that uses :data:`NEEDS_BUILDS` without the ``slow`` marker."""
+    """Refuse a test of this folder that uses :data:`NEEDS_BUILDS` without the ``slow`` marker
+    (the hook sees every folder's tests; another folder's fixtures may share these names)."""
+    here = Path(__file__).parent
     unmarked = [
         item.nodeid
         for item in items
-        if NEEDS_BUILDS & set(getattr(item, "fixturenames", ()))
+        if item.path.is_relative_to(here)
+        and NEEDS_BUILDS & set(getattr(item, "fixturenames", ()))
         and item.get_closest_marker("slow") is None
     ]
     if unmarked:
