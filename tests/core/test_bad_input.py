@@ -1,6 +1,6 @@
 """Bad input to the core's entry points: one table of cases per entry point (the Python API, the
 command line), and properties over arbitrary JSON-like values (the shared ``bad_input`` fixture
-of the repository's conftest): every call places each item once or refuses in one line naming
+of :mod:`bookend_rag.testing`): every call places each item once or refuses in one line naming
 the parameter, never another exception, never a warning.
 """
 
@@ -299,8 +299,8 @@ def test_command_line_refuses_in_one_line(
 
 
 # The properties. Hypothesis draws from the shared strategies inside each example (the fixture is
-# not available when the test is decorated); one second per call at most.
-PROPERTY = settings(deadline=1000, max_examples=150)
+# not available when the test is decorated).
+PROPERTY = settings(max_examples=150)
 SETTING_NAMES = [name for name in PLACEMENT_OPTIONS if name != "tokenizer"]
 
 

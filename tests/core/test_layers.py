@@ -27,7 +27,7 @@ except ModuleNotFoundError:  # Python 3.10: import-linter brings tomli
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 LAYERS = "The core's layers point one way"
-NO_LAB = "The core never imports the lab"
+NO_LAB = "The core never imports the lab or the test support"
 NO_CYCLE = "No import cycle inside the core's packages"
 
 
@@ -87,6 +87,7 @@ def test_a_package_adds_subcommands_through_the_entry_point_group(
     [
         ("theory.py", "import bookend_rag.lab", NO_LAB),
         ("placement/orders.py", "from bookend_rag.lab import reorderers", NO_LAB),
+        ("config.py", "from bookend_rag.testing import BadInput", NO_LAB),
         ("weighing.py", "from bookend_rag.place import reorder", LAYERS),
         ("profiles/base.py", "from bookend_rag.weighing import ChunkWeigher", LAYERS),
         ("placement/orders.py", "from bookend_rag.placement import strategies", NO_CYCLE),

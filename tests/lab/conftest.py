@@ -20,6 +20,13 @@ from bookend_rag.lab.models import local as scoring
 torch.set_num_threads(2)
 
 
+@pytest.fixture(autouse=True)
+def _seeded_torch() -> None:
+    """Every test starts from torch's seed 0: a test that draws from the global generator
+    (random inputs, a model's initial weights) draws the same values whichever tests ran before."""
+    torch.manual_seed(0)
+
+
 @pytest.fixture
 def gpt2_config() -> Callable[..., Any]:
     """Factory of a GPT-2 of width 64 (2 layers unless told)."""

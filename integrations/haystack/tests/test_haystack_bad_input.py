@@ -142,7 +142,7 @@ def _document(content: str, score: Any, doc_id: Any) -> Document:
     return Document(content=content, score=score, id=doc_id)
 
 
-@settings(max_examples=150, deadline=1000)
+@settings(max_examples=150)
 @given(data=st.data())
 def test_any_run(data: st.DataObject, bad_input: Any) -> None:
     json_like = bad_input.json_like
@@ -173,7 +173,7 @@ def test_any_run(data: st.DataObject, bad_input: Any) -> None:
 SETTING_NAMES = tuple(BookendRanker().to_dict()["init_parameters"])
 
 
-@settings(max_examples=200, deadline=1000)
+@settings(max_examples=200)
 @given(data=st.data())
 def test_any_settings(data: st.DataObject, bad_input: Any) -> None:
     own = {"word_count_threshold": st.none() | st.integers(1, 30)}

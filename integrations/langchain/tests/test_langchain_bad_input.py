@@ -209,7 +209,7 @@ def _arbitrary_documents(json_like: st.SearchStrategy[Any]) -> st.SearchStrategy
     return json_like | st.lists(scored | json_like, max_size=6) | st.lists(scored, max_size=6)
 
 
-@settings(max_examples=150, deadline=1000)
+@settings(max_examples=150)
 @given(data=st.data())
 def test_any_documents(data: st.DataObject, bad_input: Any) -> None:
     documents = data.draw(_arbitrary_documents(bad_input.json_like))
@@ -218,7 +218,7 @@ def test_any_documents(data: st.DataObject, bad_input: Any) -> None:
         assert sorted(map(id, out)) == sorted(map(id, documents))
 
 
-@settings(max_examples=60, deadline=1000)
+@settings(max_examples=60)
 @given(data=st.data())
 def test_any_question(data: st.DataObject, bad_input: Any) -> None:
     question = data.draw(bad_input.json_like)
@@ -236,7 +236,7 @@ def test_any_question(data: st.DataObject, bad_input: Any) -> None:
 SETTING_NAMES = tuple(BookendReorder.model_fields)
 
 
-@settings(max_examples=200, deadline=1000)
+@settings(max_examples=200)
 @given(data=st.data())
 def test_any_settings(data: st.DataObject, bad_input: Any) -> None:
     given_settings = data.draw(bad_input.settings(SETTING_NAMES))

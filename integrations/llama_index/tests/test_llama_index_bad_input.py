@@ -174,7 +174,7 @@ def test_the_query_must_be_text(query: dict[str, Any], fragment: str, bad_input:
 NODE_NAMES = ("nodes", "score", "query")
 
 
-@settings(max_examples=150, deadline=1000)
+@settings(max_examples=150)
 @given(data=st.data())
 def test_any_nodes(data: st.DataObject, bad_input: Any) -> None:
     json_like = bad_input.json_like
@@ -190,7 +190,7 @@ def test_any_nodes(data: st.DataObject, bad_input: Any) -> None:
 SETTING_NAMES = tuple(BookendNodePostprocessor.model_fields)
 
 
-@settings(max_examples=200, deadline=1000)
+@settings(max_examples=200)
 @given(data=st.data())
 def test_any_settings(data: st.DataObject, bad_input: Any) -> None:
     given_settings = data.draw(bad_input.settings(SETTING_NAMES))

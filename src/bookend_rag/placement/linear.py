@@ -11,7 +11,9 @@ Read top to bottom, the first that applies is used:
    (every theory profile), no groups: the relevance order with the best final chunk
    (:mod:`~bookend_rag.placement.mass_path`), exact;
 4. at most ``exact_max_k`` chunks: the exact subset programme (:mod:`~bookend_rag.placement.exact`);
-5. otherwise local search from several starts (:mod:`~bookend_rag.placement.local_search`).
+5. otherwise local search from several starts (:mod:`~bookend_rag.placement.local_search`):
+   exact where the density falls to the final token, a local optimum with no bound on its gap
+   where the density rises again.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ __all__ = ["linear_order", "optimiser_for"]
 
 
 def linear_order(problem: Problem) -> IntArray:
-    """The order maximising ``sum_p r[o_p] · w_p`` (exact except on step 5 of the docstring)."""
+    """The order maximising ``sum_p r[o_p] · w_p`` (exact except on step 5 of the docstring, where
+    the density rises again)."""
     return optimiser_for(problem)(problem)
 
 

@@ -23,8 +23,8 @@ __all__ = ["mass_path_applies", "mass_path_order"]
 def mass_path_applies(problem: Problem) -> bool:
     """Whether :func:`mass_path_order` is exact for ``problem`` (module docstring)."""
     weigher = problem.weigher
-    # The strict flag: a table's looser density_non_increasing forgives a rising final bin, which
-    # spans many tokens, and there the relevance order fell up to 17% short of the optimum.
+    # A table's rising final bin spans many tokens: there the relevance order fell up to 17% short
+    # of the optimum.
     return (
         problem.groups is None
         and weigher.rule.mass_path

@@ -88,22 +88,14 @@ class InfluenceProfile(ABC):
         return np.zeros(np.shape(offsets))
 
     @property
-    def density_non_increasing(self) -> bool:
-        """Whether the density never rises from front to back, apart from the final token.
-
-        Then, under the ``mass`` rule, the relevance order with one chunk moved to the end is
-        optimal, and under the others chunks ordered by relevance per token (Smith's rule) are the
-        right start. ``False`` unless a profile knows better.
-        """
-        return False
-
-    @property
     def density_falls_to_final_token(self) -> bool:
-        """Whether the density never rises anywhere before the final token (a stricter
-        :attr:`density_non_increasing`, whose exception may be a whole final bin).
+        """Whether the density never rises anywhere before the final token (a table's rising
+        final bin is such a rise: it spans many tokens).
 
         Then equal spans that end before the final token weigh less from front to back, and
-        placement ranks such slots front to back without weighing them. ``False`` unless a
+        placement ranks such slots front to back without weighing them; under the ``mass`` rule
+        the relevance order with one chunk moved to the end is optimal; and local search needs
+        one start (a density that rises again has several local optima). ``False`` unless a
         profile knows better.
         """
         return False

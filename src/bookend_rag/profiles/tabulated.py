@@ -52,7 +52,6 @@ class TabulatedProfile(StoredProfile):
     label: str = "tabulated"
     metadata: Mapping[str, Any] = field(default_factory=dict)
     _knots: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
-    _non_increasing: bool = field(init=False, repr=False)
     _falls_throughout: bool = field(init=False, repr=False)
     _hash: int = field(init=False, repr=False)
 
@@ -78,10 +77,7 @@ class TabulatedProfile(StoredProfile):
         cum = np.concatenate(([0.0], np.cumsum(scaled))) / scaled.sum()
         object.__setattr__(self, "_knots", (knots, cum))
         object.__setattr__(self, "_hash", hash((weights, self.kind)))
-        falls = np.diff(w) <= 0
-        object.__setattr__(self, "_falls_throughout", bool(np.all(falls)))
-        body = falls if self.kind == "slot" else falls[:-1]
-        object.__setattr__(self, "_non_increasing", bool(np.all(body)))
+        object.__setattr__(self, "_falls_throughout", bool(np.all(np.diff(w) <= 0)))
 
     @property
     def name(self) -> str:
@@ -91,13 +87,6 @@ class TabulatedProfile(StoredProfile):
     def per_document(self) -> bool:
         """``kind="slot"`` profiles are measured per document slot."""
         return self.kind == "slot"
-
-    @property
-    def density_non_increasing(self) -> bool:
-        """Whether the weights never rise, the final bin (which holds the final token) aside;
-        a slot table may not rise in its final bin either, since read at more slots that rise
-        spans several (:func:`slot_table_at`)."""
-        return self._non_increasing
 
     @property
     def density_falls_to_final_token(self) -> bool:

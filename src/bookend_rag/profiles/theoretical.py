@@ -43,13 +43,9 @@ class TheoryProfile(InfluenceProfile):
         return ProfileDescription(kind="theory profile", final_token="the Recency Delta")
 
     @property
-    def density_non_increasing(self) -> bool:
-        """Always: every ``(ln 1/x)^(k-1)`` term decreases; the delta sits on the final token."""
-        return True
-
-    @property
     def density_falls_to_final_token(self) -> bool:
-        """Always: the delta is the final token's alone."""
+        """Always: every ``(ln 1/x)^(k-1)`` term decreases; the delta is the final token's
+        alone."""
         return True
 
     @property

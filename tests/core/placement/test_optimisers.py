@@ -7,13 +7,14 @@ import itertools
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bookend_rag import InfluenceProfile, Layout, ModelSpec, TabulatedProfile, TheoryProfile
 from bookend_rag.placement import sorted_assignment
 from bookend_rag.placement.exact import exact_order
-from bookend_rag.placement.local_search import local_search, neighbourhood
+from bookend_rag.placement.groups import repair_groups
+from bookend_rag.placement.local_search import STARTS, local_search, neighbourhood
 from bookend_rag.placement.orders import alternate_order, rank_order
 from bookend_rag.placement.problem import Problem
 from bookend_rag.placement.strategies import optimal_order, strategy_order
@@ -209,22 +210,44 @@ def test_strategy_names() -> None:
 
 
 @given(problems(max_k=11), st.integers(5, 11))
+# A table whose final bin rises, searched from its best start only: 1.44% short of the optimum
+# (hypothesis, on a fresh machine), which the searches from the other starts reach.
+@example(
+    problem=(
+        np.array([0.0, 0.5, 0.0, 1.0, 0.0]),
+        np.array([1.0, 28.0, 29.0, 58.0, 1.0]),
+        5,
+        0,
+        "anchored",
+    ),
+    k=8,
+)
 def test_heuristic_matches_the_exact_programme(problem: Case, k: int) -> None:
-    """Ratio starts plus local search against the exact dynamic programme (K <= 11).
+    """The heuristic (starts plus local search, beyond ``exact_max_k``) against the exact dynamic
+    programme (K <= 11).
 
-    For theory profiles (non-increasing density plus the final token's delta) the heuristic is
-    exact; for measured profiles whose density rises again it stays within one percent (the worst
-    instance hypothesis has found is 0.53% below, under the ``mass`` rule).
+    Where the density falls to the final token (every theory profile) it is exact. Where it rises
+    again (a measured U, a table's rising final bin) it promises no bound (it fell up to 4.6%
+    short on random problems: ``bench/heuristic_gap.py``), only what it does: search from every
+    start, keep the best end, which no swap or insertion improves.
     """
     rel, lens, p, lay, rule = problem
     rel, lens = np.resize(rel, k), np.resize(lens, k)
     profile, layout = PROFILES[p], LAYOUTS[lay]
     weigher = ChunkWeigher.build(profile, lens, layout, rule)
     exact = weigher.objective(exact_order(Problem(rel, weigher)), rel)
-    heuristic = optimal_order(Problem.build(rel, lens, profile, layout, rule=rule, exact_max_k=0))
+    built = Problem.build(rel, lens, profile, layout, rule=rule, exact_max_k=0)
+    heuristic = optimal_order(built)
     got = weigher.objective(heuristic, rel)
-    tolerance = 1e-9 if isinstance(profile, TheoryProfile) else 1e-2
-    assert got >= exact * (1 - tolerance) - 1e-12
+    if profile.density_falls_to_final_token:
+        assert got >= exact * (1 - 1e-9) - 1e-12
+        return
+    assert got <= exact * (1 + 1e-9) + 1e-12
+    for start in STARTS:
+        end = local_search(repair_groups(start(built), built.groups), built)
+        assert got >= weigher.objective(end, rel) * (1 - 1e-12) - 1e-12
+    for neighbour in neighbourhood(heuristic):
+        assert weigher.objective(neighbour, rel) <= got + 1e-9 * abs(got)
 
 
 def _exact_slot_masses(
@@ -287,7 +310,6 @@ def test_a_final_bin_that_rises_is_weighed() -> None:
     """A position table may rise in its final bin, which spans many tokens before the final one:
     the slots there are weighed, not ranked front to back (the shortcut is the theory's)."""
     table = TabulatedProfile([4.0, 3.0, 2.0, 1.0, 8.0], kind="position")
-    assert table.density_non_increasing
     assert not table.density_falls_to_final_token
     rule = weight_rule_named("slot")
     ranks = sorted_assignment._ranks(table, rule, 0.0, 101.0, 10, 10.0)

@@ -131,7 +131,7 @@ def test_value_semantics() -> None:
     )
     assert other != BASE
     assert BASE.per_document is False
-    assert BASE.density_non_increasing is False
+    assert BASE.density_falls_to_final_token is False
     assert BASE.primacy_mass == pytest.approx(0.5)
 
 

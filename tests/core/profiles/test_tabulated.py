@@ -59,7 +59,7 @@ def test_a_slot_table_read_at_more_slots_follows_the_line_through_its_centres(
     assert got.max() > 0
     if all(a >= b for a, b in itertools.pairwise(weights)):
         assert np.all(np.diff(got) <= 1e-9)  # a monotone table stays monotone
-        assert profile.density_non_increasing
+        assert profile.density_falls_to_final_token
 
 
 def test_a_slot_table_rising_in_its_last_slot_gives_the_top_chunk_the_last_of_twice_as_many() -> (
@@ -75,7 +75,7 @@ def test_a_slot_table_rising_in_its_last_slot_gives_the_top_chunk_the_last_of_tw
     assert weights[0] > weights[1]
     scores = list(range(20, 0, -1))
     assert reorder([str(i) for i in range(20)], scores, model=table).order[-1] == 0
-    assert not table.density_non_increasing
+    assert not table.density_falls_to_final_token
 
 
 def test_a_slot_table_read_at_fewer_slots_takes_the_mass_of_each_span() -> None:
@@ -138,11 +138,12 @@ def test_a_table_without_kind_is_refused(tmp_path: Path) -> None:
 
 
 def test_density_shape_flag_selects_the_placement_search() -> None:
-    assert LLAMA.density_non_increasing
-    assert TabulatedProfile(weights=(5.0, 3.0, 3.0, 1.0, 9.0)).density_non_increasing
-    assert not TabulatedProfile(weights=(5.0, 1.0, 2.0, 1.0, 9.0)).density_non_increasing
-    # Read at more slots, a slot table's rise in its final slot spans several.
+    assert LLAMA.density_falls_to_final_token
+    assert TabulatedProfile(weights=(5.0, 3.0, 3.0, 1.0, 1.0)).density_falls_to_final_token
+    # A rising final bin spans many tokens: a rise before the final token, as any other.
+    assert not TabulatedProfile(weights=(5.0, 3.0, 3.0, 1.0, 9.0)).density_falls_to_final_token
+    assert not TabulatedProfile(weights=(5.0, 1.0, 2.0, 1.0, 1.0)).density_falls_to_final_token
     assert not TabulatedProfile(
         weights=(5.0, 3.0, 3.0, 1.0, 9.0), kind="slot"
-    ).density_non_increasing
-    assert not resolve_profile("liu2023:gpt-3.5-turbo").density_non_increasing
+    ).density_falls_to_final_token
+    assert not resolve_profile("liu2023:gpt-3.5-turbo").density_falls_to_final_token

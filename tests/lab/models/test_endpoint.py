@@ -53,6 +53,7 @@ def _prompts(n_items: int, k: int, seed: int = 0) -> list[tuple[str, tuple[str, 
     return [(it.prompt(list(rng.permutation(k))), it.continuations) for it in items]
 
 
+@pytest.mark.slow
 def test_scores_are_the_engines_own_for_the_whole_sequence(server: LlamaServer) -> None:
     """The step-by-step next-token scores equal llama.cpp's logits over ``prompt + c``."""
     import llama_cpp
@@ -79,6 +80,7 @@ def test_scores_are_the_engines_own_for_the_whole_sequence(server: LlamaServer) 
         assert got.greedy[k] == greedy
 
 
+@pytest.mark.slow
 def test_eval_through_the_server_matches_the_in_process_run(
     server: LlamaServer, smollm2: LocalScorer, tmp_path: Path
 ) -> None:
@@ -141,6 +143,7 @@ def test_eval_through_the_server_matches_the_in_process_run(
             assert mine["accuracy"] == theirs["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_calibrate_through_the_server_matches_in_process(
     server: LlamaServer, smollm2: LocalScorer, tmp_path: Path
 ) -> None:
@@ -164,6 +167,7 @@ def test_calibrate_through_the_server_matches_in_process(
     assert json.loads(out.read_text(encoding="utf-8"))["label"] == f"{SERVED} fitted"
 
 
+@pytest.mark.slow
 def test_tune_through_the_server_writes_a_config_with_its_provenance(
     server: LlamaServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -182,6 +186,7 @@ def test_tune_through_the_server_writes_a_config_with_its_provenance(
     assert (out / "calls.jsonl").is_file()
 
 
+@pytest.mark.slow
 def test_a_token_outside_the_top_n_gets_the_bound_or_an_error(server: LlamaServer) -> None:
     with (
         EndpointScorer(server.url, SERVED, top_logprobs=TOP) as wide,
@@ -203,6 +208,7 @@ def test_a_token_outside_the_top_n_gets_the_bound_or_an_error(server: LlamaServe
         strict.score(PROMPT, ["London"])
 
 
+@pytest.mark.slow
 def test_concurrency_and_the_cache_leave_scores_unchanged(
     server: LlamaServer, tmp_path: Path
 ) -> None:
@@ -222,6 +228,7 @@ def test_concurrency_and_the_cache_leave_scores_unchanged(
         assert again.calls == 0
 
 
+@pytest.mark.slow
 def test_a_run_resumes_from_the_cache_when_the_stopped_server_is_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -257,6 +264,7 @@ def test_a_run_resumes_from_the_cache_when_the_stopped_server_is_back(
     assert len(path.read_text(encoding="utf-8").splitlines()) == len(prompts)
 
 
+@pytest.mark.slow
 def test_the_pid_is_the_running_servers_own(server: LlamaServer, tmp_path: Path) -> None:
     # What bench/model_speed.py reads the server's CPU time by.
     assert "llama_cpp.server" in Path(f"/proc/{server.pid}/cmdline").read_text(errors="replace")
@@ -264,6 +272,7 @@ def test_the_pid_is_the_running_servers_own(server: LlamaServer, tmp_path: Path)
         _ = LlamaServer(smollm2_gguf(), SERVED, tmp_path / "server.log").pid
 
 
+@pytest.mark.slow
 def test_a_model_the_server_does_not_serve_is_refused(server: LlamaServer) -> None:
     # llama-cpp-python itself answers any model name with the model it serves:
     raw = httpx.post(

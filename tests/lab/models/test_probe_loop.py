@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from langchain_bookend import BookendReorder
 from langchain_core.documents import Document
 
@@ -38,6 +39,7 @@ def _retrieve(query: int) -> list[tuple[Document, float]]:
     ]
 
 
+@pytest.mark.slow
 def test_record_tune_and_use_the_tuned_config_in_the_same_adapter(
     server: LlamaServer, tmp_path: Path
 ) -> None:

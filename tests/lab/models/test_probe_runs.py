@@ -40,6 +40,7 @@ def _records() -> list[RetrievalRecord]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("template", "ahead", "behind"),
     [(None, "reversed", "retrieval"), (_CHAT, "retrieval", "reversed")],

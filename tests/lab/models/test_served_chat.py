@@ -143,6 +143,7 @@ def _agree(served: Any, local: Any) -> None:
     )
 
 
+@pytest.mark.slow
 def test_llama_server_completions_agree_with_transformers(
     upstream: LlamaCppServer, smollm2: LocalScorer
 ) -> None:
@@ -168,6 +169,7 @@ def test_llama_server_completions_agree_with_transformers(
         assert scorer.settings()["method"] == "next-token"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["upstream", "server"])
 def test_chat_scores_agree_with_the_chat_template_in_process(
     which: str,
@@ -194,6 +196,7 @@ def test_chat_scores_agree_with_the_chat_template_in_process(
         assert scorer.bounded_tokens == 0
 
 
+@pytest.mark.slow
 def test_llama_server_scores_whole_chat_answers_token_by_token(
     upstream: LlamaCppServer, smollm2: LocalScorer
 ) -> None:
@@ -208,6 +211,7 @@ def test_llama_server_scores_whole_chat_answers_token_by_token(
     assert served.greedy == local.greedy
 
 
+@pytest.mark.slow
 def test_first_token_scoring_refuses_candidates_sharing_a_first_token(
     server: LlamaServer,
 ) -> None:
@@ -218,6 +222,7 @@ def test_first_token_scoring_refuses_candidates_sharing_a_first_token(
         scorer.score(CHATS[0][0], ["Paris", "Paris is"])
 
 
+@pytest.mark.slow
 def test_generation_is_the_greedy_decode_of_the_rendered_chat(
     upstream: LlamaCppServer, rendered: Callable[[ChatPrompt], str]
 ) -> None:
@@ -250,6 +255,7 @@ def test_generation_is_the_greedy_decode_of_the_rendered_chat(
     assert all(outputs)
 
 
+@pytest.mark.slow
 def test_each_scorer_refuses_the_other_prompt_kind_in_one_line(server: LlamaServer) -> None:
     chat, candidates = CHATS[0]
     with EndpointScorer(server.url, SERVED, top_logprobs=5) as completions:
@@ -267,6 +273,7 @@ def test_each_scorer_refuses_the_other_prompt_kind_in_one_line(server: LlamaServ
         generating.score("The capital of France is", ["Paris"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [EndpointScorer, ChatEndpointScorer, GenerationScorer])
 def test_a_model_llama_server_does_not_serve_is_refused(
     upstream: LlamaCppServer, kind: type
@@ -275,6 +282,7 @@ def test_a_model_llama_server_does_not_serve_is_refused(
         kind(upstream.url, "no-such-model")
 
 
+@pytest.mark.slow
 def test_the_command_line_options_choose_the_scorer(upstream: LlamaCppServer) -> None:
     def args(*flags: str, top: int | None = None) -> argparse.Namespace:
         return argparse.Namespace(

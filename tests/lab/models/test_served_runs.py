@@ -22,6 +22,9 @@ from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer
 
 from .conftest import SERVED
 
+#: Every test here runs a real server (make check leaves them out).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "bench" / "prompts" / "chat-json-records.json"
 EXAMPLE_ITEMS = ROOT / "examples" / "eval_items.jsonl"

@@ -1,26 +1,75 @@
-"""What the bad-input tests of the core and the three adapters share: arbitrary JSON-like values,
-and the rule every call must follow (it places every item exactly once, or refuses in one line
-that names what was wrong; never another exception type, never a warning).
+"""What the tests of the core, the lab and the three adapters share: a pytest plugin.
 
-The core and the adapters have separate test folders (the adapters are separate distributions),
-so the shared pieces reach them from the repository's root as one session fixture,
-``bad_input``.
+Test code only: it imports pytest and hypothesis, which no runtime path of bookend needs (the
+core never imports it; an import contract holds that). Every test command loads it with
+``-p bookend_rag.testing`` (the ``addopts`` of the root ``pyproject.toml`` and of each adapter's),
+so an adapter's tests run from its own directory with the same settings and fixtures. It holds:
+
+- the hypothesis profiles. ``bookend`` (loaded by default) is derandomised, with no examples
+  database: every run of a test command draws the same examples, so its verdict changes only
+  when a change (of the code, the tests, or the pinned hypothesis) does. ``explore`` (``make
+  explore``: ``--hypothesis-profile=explore``) draws fresh examples on every run and keeps
+  failing ones in ``.hypothesis/``; each counterexample it finds is pinned with ``@example`` on
+  its test before it is fixed, so that the test command holds it from then on;
+- the ``slow`` marker: a test that needs a compiled llama.cpp server or model weights
+  (``make check`` runs every other test);
+- the ``bad_input`` fixture: arbitrary JSON-like values, and the rule every call must follow
+  (it places every item exactly once, or refuses in one line that names what was wrong; never
+  another exception type, never a warning);
+- the ``note_parity`` fixture: the adapters' notes property (no input makes an adapter change the
+  order without the note that ``reorder`` would have given).
 """
 
 from __future__ import annotations
 
+import tempfile
 import warnings
 from collections.abc import Callable, Collection, Sequence
+from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 import bookend_rag
 from bookend_rag import STRATEGIES, WEIGHT_RULES, Placement
 from bookend_rag.outlet import PlacementNote
 
 T = TypeVar("T")
+
+#: The test command's profile: the same examples on every run (derandomised, no database), a fixed
+#: number per test so the suite stays within minutes, no deadline (timing on a shared machine
+#: must not decide a verdict).
+settings.register_profile(
+    "bookend",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+#: ``make explore``: fresh randomness, more examples, failing examples kept and replayed first.
+settings.register_profile(
+    "explore",
+    parent=settings.get_profile("bookend"),
+    max_examples=300,
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
+)
+settings.load_profile("bookend")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``slow`` marker (the test commands run with ``--strict-markers``)."""
+    config.addinivalue_line(
+        "markers",
+        "slow: needs a compiled llama.cpp server or model weights (make check leaves it out)",
+    )
+
 
 #: Numbers beyond float range, which an int may hold and a float conversion refuses.
 HUGE_INTS = (10**400, -(10**400), 2**1024)
@@ -37,6 +86,14 @@ JSON_LIKE: st.SearchStrategy[Any] = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
     max_leaves=6,
 )
+
+#: Where the drawn ``recorder`` paths write: a directory of the test process, removed at its end.
+_RECORDS_DIR = tempfile.TemporaryDirectory(prefix="bookend-test-records-")
+_RECORDS = Path(_RECORDS_DIR.name)
+
+#: Settings whose string value is a path they write to: they draw no JSON-like string (a drawn
+#: string would be a file written into the working directory).
+WRITES_FILES = frozenset({"recorder"})
 
 #: Valid values of each placement setting and adapter setting: drawn as often as JSON-like
 #: ones, so that the accepted path is exercised too.
@@ -60,6 +117,8 @@ VALID_SETTINGS: dict[str, st.SearchStrategy[Any]] = {
     "source_key": st.none() | st.sampled_from(["source", "i"]),
     "token_counter": st.none() | st.just(len),
     "annotate": st.booleans(),
+    "recorder": st.none()
+    | st.sampled_from(["a.jsonl", "b.jsonl"]).map(lambda n: str(_RECORDS / n)),
 }
 
 
@@ -93,11 +152,16 @@ class BadInput:
         (``valid`` adds the adapter's own settings to :data:`VALID_SETTINGS`)."""
         choices = {**VALID_SETTINGS, **(valid or {})}
         keys = st.lists(st.sampled_from([*names, "bugdet", "top_kk"]), unique=True, max_size=3)
-        return keys.flatmap(
-            lambda ks: st.fixed_dictionaries(
-                {k: choices[k] | JSON_LIKE if k in choices else JSON_LIKE for k in ks}
+
+        def value(name: str) -> st.SearchStrategy[Any]:
+            other = (
+                JSON_LIKE.filter(lambda v: not isinstance(v, str))
+                if name in WRITES_FILES
+                else JSON_LIKE
             )
-        )
+            return choices[name] | other if name in choices else other
+
+        return keys.flatmap(lambda ks: st.fixed_dictionaries({k: value(k) for k in ks}))
 
     @staticmethod
     def attempt(call: Callable[[], T], names: Collection[str]) -> T | None:
@@ -159,7 +223,7 @@ class BadInput:
             component = BadInput.attempt(build, allowed)
             if component is None:
                 continue
-            placement = BadInput.attempt(lambda c=component: place(c), allowed)
+            placement = BadInput.attempt(partial(place, component), allowed)
             if placement is not None:
                 BadInput.each_once(placement, len(placement.relevance))
                 assert list(map(key, run(component))) == list(map(key, placement.items))
@@ -198,7 +262,8 @@ class NoteParity:
         """The core's placement of the texts an adapter read (a retriever without any score
         gives none: no note)."""
         no_scores = all(score is None for score in scores)
-        return bookend_rag.Bookend(**options, **reading).place(texts, None if no_scores else scores)
+        bookend: bookend_rag.Bookend[str] = bookend_rag.Bookend(**options, **reading)
+        return bookend.place(texts, None if no_scores else scores)
 
     @staticmethod
     def check(

