@@ -322,7 +322,8 @@ def judge(cell: Cell, *, run: bool) -> dict[str, Any]:
     if missing:
         values |= _values(json.loads(judging_eval(cell, missing).read_text(encoding="utf-8")))
     for name, column in columns.items():
-        values[name] = values[name if name in missing else str(column)]
+        # bookend eval names a --config NAME strategy bookend-NAME
+        values[name] = values[f"bookend-{name}" if name in missing else str(column)]
     fixed = [o for o in FIXED_ORDERS if o in values]
     best_fixed = max(fixed, key=lambda o: float(np.mean(list(values[o].values()))))
     versus_labelled = _paired(values, "label-free", "labelled")
