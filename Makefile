@@ -19,7 +19,7 @@ EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts label-free clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -280,3 +280,11 @@ prompts: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach m,SMOLLM2 GEMMA3,$(foreach s,records hard,$(BIN)/bookend tune --items 60 --docs 10 --threads 1 --suite $(s) $(PROMPT_$(m)) --out bench/tune-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10 &&)) true
 	$(foreach m,SMOLLM2 GEMMA3,$(foreach s,records hard,$(BIN)/bookend eval --items 100 --docs 10 --random-draws 2 --threads 1 --no-oracle --suite $(s) $(PROMPT_$(m)) --config in-bookend-prompt=bench/tune/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10/tuned.json --config in-user-prompt=bench/tune-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10/tuned.json --out bench/eval-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10 &&)) true
 	$(BIN)/python bench/prompt_cells.py --json bench/prompt_cells.json $(PROMPT_CELLS)
+
+## label-free: "Label-free tuning" of bench/RESULTS.md (issue 37 section 3): per SmolLM2 cell (records,
+## hard, NQ x bookend's prompt, the chat prompt) bookend tune --retrievals on the calibration items
+## as answer-less retrieval records, its dry-run cost, and both it and the labelled tune's decision
+## judged on the labelled evaluation items; hours on 2 cores, resumable through each calls.jsonl.
+## The Gemma 3 cells: bench/label_free.py --model gemma3 --json bench/label_free_gemma3.json.
+label-free: $(SMOLLM2_STAMP) $(EVAL_STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python bench/label_free.py --json bench/label_free.json

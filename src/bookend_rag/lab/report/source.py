@@ -8,7 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["source_sentence"]
+__all__ = ["PROBE_MEASURED", "probe_caution", "source_sentence"]
+
+#: tune's candidates measured on the run's own items (a slot table, a profile fitted to it). From
+#: probes, such a choice was measurably behind the labelled decision on labelled evaluation items
+#: (``bench/RESULTS.md``, "Label-free tuning": records, SmolLM2, bookend's prompt).
+PROBE_MEASURED = ("measured-slots", "fitted")
 
 
 def source_sentence(settings: Mapping[str, Any]) -> str:
@@ -30,3 +35,18 @@ def source_sentence(settings: Mapping[str, Any]) -> str:
         )
         return f"**Source.** labelled items (`{settings['items']}`){aside}."
     return f"**Source.** the built-in suite `{settings['suite']}` (answers known by construction)."
+
+
+def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
+    """``**Caution.** ...`` when probes chose an order measured on the probes themselves (the
+    situation in which the recorded evidence found the label-free decision measurably behind the
+    labelled one), else ``None``."""
+    if settings["source"]["kind"] != "probes" or chosen not in PROBE_MEASURED:
+        return None
+    return (
+        f"**Caution.** `{chosen}` was measured on probes. In the cell where label-free tuning "
+        "was checked against labels and chose such a table (ISO records, SmolLM2, bookend's "
+        "prompt), it was 37 points behind the labelled decision on labelled evaluation items "
+        '(bench/RESULTS.md, "Label-free tuning"). Check it on a few labelled items '
+        "(`bookend eval --items-file ... --config tuned=tuned.json`) before you use it."
+    )

@@ -48,7 +48,7 @@ import numpy as np
 import bookend_rag
 from bookend_rag.lab.decision import Comparison, Decision, compare
 from bookend_rag.lab.report.cells import difference_cell, difference_unit, estimate_cell, value_cell
-from bookend_rag.lab.report.source import source_sentence
+from bookend_rag.lab.report.source import probe_caution, source_sentence
 from bookend_rag.lab.stats import estimate
 
 __all__ = [
@@ -300,6 +300,7 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"{report['n_items']} items judged",
         f"**Decision.** {decision_sentence(metric, d['reason'], d['guard'])}.",
         source_sentence(report["settings"]),
+        *filter(None, [probe_caution(report["settings"], d["chosen"])]),
         f"Written: `{d['chosen']}` (`tuned.json`: the config and its provenance).",
         f"### Candidates on `{metric}` ({units})",
         _candidate_table(report),
