@@ -8,7 +8,9 @@ turn, 4 of 1000 documents: :func:`draws_for`; the same for every candidate), the
 * the bookend adapter with the default ``strategy="bookend"`` (the optimal order for the model);
 * the same adapter with ``strategy="alternate"`` (the framework's pattern, through bookend);
 * the bare core, ``bookend_rag.Bookend().place`` on the same objects: adapter / core is what the
-  adapter itself costs;
+  adapter itself costs; and ``bookend_rag.reorder`` on the same texts and scores (strings);
+* for LlamaIndex, its reorderer's own ``_postprocess_nodes``, without the instrumentation span
+  that ``postprocess_nodes`` wraps every postprocessor in;
 * for LangChain, the Runnable path (``invoke``) of the adapter and of the framework's reorderer
   wrapped in a ``RunnableLambda``: the per-invoke cost every Runnable pays;
 * the adapter with the retrieval recorder on (``recorder=``, a file in a temporary folder): its
@@ -17,7 +19,11 @@ turn, 4 of 1000 documents: :func:`draws_for`; the same for every candidate), the
   default): the note each call sends, through ``warnings`` (Python's default filter: shown once)
   and the ``bookend_rag`` logger (no handler configured).
 
-A second table times the one path out of the core alone (:func:`bookend_rag.outlet.deliver`),
+A second table gives each adapter's own cost (:func:`own_costs`, issue 39 §2): its call less the
+framework's machinery (what the framework spends around its own reorderer in the same position)
+and less ``reorder`` on the same texts and scores, beside that reorderer's own cost.
+
+A third table times the one path out of the core alone (:func:`bookend_rag.outlet.deliver`),
 with no note, with one note and with the recorder, and the writer thread's work per record.
 
 Rounds interleave the candidates; each figure is the median over rounds of the best-of-autorange
@@ -179,6 +185,8 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
         li_gap = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in gapped]
         hs_gap = [HaystackDocument(content=t, score=s) for t, s in gapped]
         # Default arguments bind this draw's lists (a closure would see the last draw's).
+        for framework in ("LangChain", "LlamaIndex", "Haystack"):
+            add(framework, "reorder", lambda t=texts, s=scores: bookend_rag.reorder(t, s))
         add("LangChain", "framework", lambda d=lc_docs: lc_reorder.transform_documents(d))
         add("LangChain", "adapter", lambda d=lc_docs: lc_bookend.transform_documents(d))
         add("LangChain", "adapter invoke", lambda d=lc_docs: lc_bookend.invoke(d))
@@ -191,6 +199,8 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
         add("LangChain", "adapter, a note", lambda d=lc_gap: lc_bookend.transform_documents(d))
         add("LangChain", "core, a note", lambda d=lc_gap, s=gap: lc_core.place(d, s))
         add("LlamaIndex", "framework", lambda n=li_nodes: li_reorder.postprocess_nodes(n))
+        # Its reorderer without the instrumentation span postprocess_nodes wraps every call in.
+        add("LlamaIndex", "framework own", lambda n=li_nodes: li_reorder._postprocess_nodes(n))
         add("LlamaIndex", "adapter", lambda n=li_nodes: li_bookend.postprocess_nodes(n))
         add("LlamaIndex", "adapter alternate", lambda n=li_nodes: li_alternate.postprocess_nodes(n))
         add("LlamaIndex", "core", lambda n=li_nodes, s=scores: li_core.place(n, s))
@@ -215,9 +225,38 @@ def check_same_documents(k: int) -> None:
     for name, candidates in frameworks(k).items():
         for label, fn in candidates.items():
             out: Any = fn()
-            docs: Sequence[object] = out["documents"] if isinstance(out, dict) else out
+            docs: Sequence[object] = (
+                out["documents"] if isinstance(out, dict) else getattr(out, "items", out)
+            )
             if len(docs) != k:
                 raise SystemExit(f"{name} {label} returned {len(docs)} of {k} documents")
+
+
+#: Per framework, each adapter call with the framework's call in the same position and the
+#: candidate that is its reorderer's own cost (for LlamaIndex, without the span around it).
+OWN_COST: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "LangChain": (
+        ("adapter", "framework", "framework"),
+        ("adapter invoke", "framework invoke", "framework"),
+    ),
+    "LlamaIndex": (("adapter", "framework", "framework own"),),
+    "Haystack": (("adapter", "framework", "framework"),),
+}
+
+
+def own_costs(framework: str, times: dict[str, float]) -> list[tuple[str, float, float, float]]:
+    """Per adapter call of ``framework``: its own cost, the framework's machinery and the
+    reorderer's own cost, in seconds. The machinery is what the framework spends around any
+    component of that kind (its call of its own reorderer in the same position, less that
+    reorderer's own cost); the adapter's own cost is what is left of its call after that
+    machinery and :func:`bookend_rag.reorder` on the same texts and scores (issue 39's target:
+    at most the reorderer's own cost)."""
+    rows = []
+    for adapter, position, reorderer in OWN_COST[framework]:
+        machinery = times[position] - times[reorderer]
+        own = times[adapter] - machinery - times["reorder"]
+        rows.append((adapter, own, machinery, times[reorderer]))
+    return rows
 
 
 def outlet(k: int, draws: int = DRAWS) -> dict[str, Call]:
@@ -259,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     python = platform.python_version()
     print(f"K = {args.k}, median of {args.rounds} interleaved rounds, python {python}")
     print(f"{'framework':<11} {'candidate':<18} {'per call':>10} {'/ framework':>12} {'/ core':>8}")
+    summary: dict[str, list[tuple[str, float, float, float]]] = {}
     for name, candidates in frameworks(args.k).items():
         times = measure(candidates, args.rounds)
         for label, seconds in times.items():
@@ -267,6 +307,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(
                 f"{name:<11} {label:<18} {seconds * 1e6:>8.1f}us {vs_framework:>11.1f}x "
                 f"{vs_core:>8}"
+            )
+        summary[name] = own_costs(name, times)
+    print(
+        f"\n{'own cost, beyond reorder() and the framework':<44} {'own':>9} {'machinery':>10} "
+        f"{'reorderer':>10} {'own / reorderer':>16}"
+    )
+    for name, rows in summary.items():
+        for adapter, own, machinery, reorderer in rows:
+            print(
+                f"{name + ' ' + adapter:<44} {own * 1e6:>7.1f}us {machinery * 1e6:>8.1f}us "
+                f"{reorderer * 1e6:>8.1f}us {own / reorderer:>15.2f}x"
             )
     times = measure(outlet(args.k), args.rounds)
     print(f"\n{'the path out of the core':<30} {'per call':>10} {'/ no note':>10}")
