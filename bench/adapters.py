@@ -8,7 +8,10 @@ turn, 4 of 1000 documents: :func:`draws_for`; the same for every candidate), the
 * the bookend adapter with the default ``strategy="bookend"`` (the optimal order for the model);
 * the same adapter with ``strategy="alternate"`` (the framework's pattern, through bookend);
 * the bare core, ``bookend_rag.Bookend().place`` on the same objects: adapter / core is what the
-  adapter itself costs;
+  adapter itself costs; and ``bookend_rag.reorder`` on the same texts and scores (strings);
+* a component of that kind that does nothing (LangChain: a ``RunnableLambda`` returning its input,
+  through ``invoke``; LlamaIndex: a postprocessor returning its nodes, through
+  ``postprocess_nodes``): what the framework spends around any such component;
 * for LangChain, the Runnable path (``invoke``) of the adapter and of the framework's reorderer
   wrapped in a ``RunnableLambda``: the per-invoke cost every Runnable pays;
 * the adapter with the retrieval recorder on (``recorder=``, a file in a temporary folder): its
@@ -17,7 +20,11 @@ turn, 4 of 1000 documents: :func:`draws_for`; the same for every candidate), the
   default): the note each call sends, through ``warnings`` (Python's default filter: shown once)
   and the ``bookend_rag`` logger (no handler configured).
 
-A second table times the one path out of the core alone (:func:`bookend_rag.outlet.deliver`),
+A second table gives each adapter's own cost (:func:`own_costs`, issue 39 §2): its call less the
+framework's machinery (what the framework spends around its own reorderer in the same position)
+and less ``reorder`` on the same texts and scores, beside that reorderer's own cost.
+
+A third table times the one path out of the core alone (:func:`bookend_rag.outlet.deliver`),
 with no note, with one note and with the recorder, and the writer thread's work per record.
 
 Rounds interleave the candidates; each figure is the median over rounds of the best-of-autorange
@@ -60,6 +67,7 @@ try:
     from langchain_core.documents import Document as LangChainDocument
     from langchain_core.runnables import RunnableLambda
     from llama_index.core.postprocessor import LongContextReorder as LlamaIndexReorder
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
     from llama_index.postprocessor.bookend import BookendNodePostprocessor
 except ImportError as error:  # pragma: no cover - guidance for a bare checkout
@@ -142,6 +150,19 @@ def with_a_gap(scores: list[float]) -> list[float | None]:
     return [None if i == 1 else s for i, s in enumerate(scores)]
 
 
+def _unchanged(documents: list[Any]) -> list[Any]:
+    return documents
+
+
+class _Unchanged(BaseNodePostprocessor):
+    """A LlamaIndex postprocessor that returns the nodes as they came: what LlamaIndex spends
+    around any postprocessor (the instrumentation span its mixin wraps every
+    ``_postprocess_nodes`` in)."""
+
+    def _postprocess_nodes(self, nodes: list[Any], query_bundle: Any = None) -> list[Any]:
+        return nodes
+
+
 def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
     """Per framework, the candidates to time, each over the same ``draws`` document lists."""
     lc_reorder = LangChainReorder()
@@ -150,7 +171,9 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
     lc_recorded = BookendReorder(recorder=recorder("langchain"))
     lc_alternate = BookendReorder(strategy="alternate")
     lc_core = bookend_rag.Bookend(text=lambda d: d.page_content)
+    lc_noop = RunnableLambda(_unchanged)
     li_reorder = LlamaIndexReorder()
+    li_noop = _Unchanged()
     li_bookend = BookendNodePostprocessor()
     li_recorded = BookendNodePostprocessor(recorder=recorder("llama_index"))
     li_alternate = BookendNodePostprocessor(strategy="alternate")
@@ -179,18 +202,23 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
         li_gap = [NodeWithScore(node=TextNode(text=t), score=s) for t, s in gapped]
         hs_gap = [HaystackDocument(content=t, score=s) for t, s in gapped]
         # Default arguments bind this draw's lists (a closure would see the last draw's).
+        for framework in ("LangChain", "LlamaIndex", "Haystack"):
+            add(framework, "reorder", lambda t=texts, s=scores: bookend_rag.reorder(t, s))
         add("LangChain", "framework", lambda d=lc_docs: lc_reorder.transform_documents(d))
         add("LangChain", "adapter", lambda d=lc_docs: lc_bookend.transform_documents(d))
         add("LangChain", "adapter invoke", lambda d=lc_docs: lc_bookend.invoke(d))
         # What any Runnable pays per invoke (callback manager, run tree): the framework's
         # reorderer wrapped in a RunnableLambda, to compare "adapter invoke" against.
         add("LangChain", "framework invoke", lambda d=lc_docs: lc_lambda.invoke(d))
+        add("LangChain", "no-op invoke", lambda d=lc_docs: lc_noop.invoke(d))
         add("LangChain", "adapter alternate", lambda d=lc_docs: lc_alternate.transform_documents(d))
         add("LangChain", "core", lambda d=lc_docs, s=scores: lc_core.place(d, s))
         add("LangChain", "adapter recorder", lambda d=lc_docs: lc_recorded.transform_documents(d))
         add("LangChain", "adapter, a note", lambda d=lc_gap: lc_bookend.transform_documents(d))
         add("LangChain", "core, a note", lambda d=lc_gap, s=gap: lc_core.place(d, s))
         add("LlamaIndex", "framework", lambda n=li_nodes: li_reorder.postprocess_nodes(n))
+        # A postprocessor that does nothing: what LlamaIndex spends around any (its span).
+        add("LlamaIndex", "no-op", lambda n=li_nodes: li_noop.postprocess_nodes(n))
         add("LlamaIndex", "adapter", lambda n=li_nodes: li_bookend.postprocess_nodes(n))
         add("LlamaIndex", "adapter alternate", lambda n=li_nodes: li_alternate.postprocess_nodes(n))
         add("LlamaIndex", "core", lambda n=li_nodes, s=scores: li_core.place(n, s))
@@ -215,9 +243,39 @@ def check_same_documents(k: int) -> None:
     for name, candidates in frameworks(k).items():
         for label, fn in candidates.items():
             out: Any = fn()
-            docs: Sequence[object] = out["documents"] if isinstance(out, dict) else out
+            docs: Sequence[object] = (
+                out["documents"] if isinstance(out, dict) else getattr(out, "items", out)
+            )
             if len(docs) != k:
                 raise SystemExit(f"{name} {label} returned {len(docs)} of {k} documents")
+
+
+#: Per framework, each adapter call, the component of that kind that does nothing (``None``:
+#: the call is a plain method, with no machinery around it) and the framework's reorderer in the
+#: same position.
+OWN_COST: dict[str, tuple[tuple[str, str | None, str], ...]] = {
+    "LangChain": (
+        ("adapter", None, "framework"),
+        ("adapter invoke", "no-op invoke", "framework invoke"),
+    ),
+    "LlamaIndex": (("adapter", "no-op", "framework"),),
+    "Haystack": (("adapter", None, "framework"),),
+}
+
+
+def own_costs(framework: str, times: dict[str, float]) -> list[tuple[str, float, float, float]]:
+    """Per adapter call of ``framework``: its own cost, the framework's machinery and the
+    reorderer's own cost, in seconds. The machinery is what the framework spends around any
+    component of that kind (a component that does nothing, in the same position); the
+    reorderer's own cost is its call less that machinery, and the adapter's own cost what is
+    left of its call after the machinery and :func:`bookend_rag.reorder` on the same texts and
+    scores (issue 39's target: at most the reorderer's own cost)."""
+    rows = []
+    for adapter, noop, reorderer in OWN_COST[framework]:
+        machinery = 0.0 if noop is None else times[noop]
+        own = times[adapter] - machinery - times["reorder"]
+        rows.append((adapter, own, machinery, times[reorderer] - machinery))
+    return rows
 
 
 def outlet(k: int, draws: int = DRAWS) -> dict[str, Call]:
@@ -259,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     python = platform.python_version()
     print(f"K = {args.k}, median of {args.rounds} interleaved rounds, python {python}")
     print(f"{'framework':<11} {'candidate':<18} {'per call':>10} {'/ framework':>12} {'/ core':>8}")
+    summary: dict[str, list[tuple[str, float, float, float]]] = {}
     for name, candidates in frameworks(args.k).items():
         times = measure(candidates, args.rounds)
         for label, seconds in times.items():
@@ -267,6 +326,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(
                 f"{name:<11} {label:<18} {seconds * 1e6:>8.1f}us {vs_framework:>11.1f}x "
                 f"{vs_core:>8}"
+            )
+        summary[name] = own_costs(name, times)
+    print(
+        f"\n{'own cost, beyond reorder() and the framework':<44} {'own':>9} {'machinery':>10} "
+        f"{'reorderer':>10} {'own / reorderer':>16}"
+    )
+    for name, rows in summary.items():
+        for adapter, own, machinery, reorderer in rows:
+            print(
+                f"{name + ' ' + adapter:<44} {own * 1e6:>7.1f}us {machinery * 1e6:>8.1f}us "
+                f"{reorderer * 1e6:>8.1f}us {own / reorderer:>15.2f}x"
             )
     times = measure(outlet(args.k), args.rounds)
     print(f"\n{'the path out of the core':<30} {'per call':>10} {'/ no note':>10}")

@@ -23,6 +23,7 @@ from bookend_rag.errors import not_the_callers, shown
 from bookend_rag.inputs import MissingScores, finite_floats, read_score
 from bookend_rag.outlet import PlacementNote, deliver
 from bookend_rag.place import Bookend, cached_placer
+from bookend_rag.place.items import StringText
 from bookend_rag.placement.result import Placement
 from bookend_rag.recorder import Recorder, RecorderLike, as_recorder
 from bookend_rag.retrievals import RecordSource
@@ -243,14 +244,15 @@ class PlacerCache(Generic[T]):
     tokenizer also by its state).
 
     Args:
-        text: the text of an item.
+        text: the text of an item, a string by the framework's type (read only when needed:
+            :class:`~bookend_rag.place.items.StringText`).
         source_of: the value of a source key on an item (``None`` when it has none).
     """
 
     def __init__(
         self, text: Callable[[T], str], source_of: Callable[[T, str], Hashable | None]
     ) -> None:
-        self._text = text
+        self._text = StringText(text)
         self._source_of = source_of
 
     def placer(

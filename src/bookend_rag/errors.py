@@ -101,6 +101,19 @@ def not_the_callers(*files: str) -> None:
     _NOT_THE_CALLERS.extend(
         folder for folder in map(_folder, files) if folder not in _NOT_THE_CALLERS
     )
+    _INSIDE.clear()
+
+
+#: Per code file name, whether it lies in :data:`_NOT_THE_CALLERS` (``abspath`` on every frame
+#: of every warning was most of its cost); emptied when a folder is added.
+_INSIDE: dict[str, bool] = {}
+
+
+def _inside(filename: str) -> bool:
+    inside = _INSIDE.get(filename)
+    if inside is None:
+        inside = _INSIDE[filename] = os.path.abspath(filename).startswith(tuple(_NOT_THE_CALLERS))
+    return inside
 
 
 def caller_stacklevel() -> int:
@@ -109,8 +122,7 @@ def caller_stacklevel() -> int:
     caller's own code that led to the warning."""
     frame = sys._getframe(1)
     level = 1
-    inside = tuple(_NOT_THE_CALLERS)
-    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+    while frame.f_back is not None and _inside(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     return level

@@ -12,6 +12,7 @@ stay in ``Placement.notes`` and in each framework's channel.
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from bookend_rag.place import Bookend
     from bookend_rag.placement.result import Placement
 
-__all__ = ["LOGGER", "PlacementNote", "deliver", "send_notes"]
+__all__ = ["LOGGER", "PlacementNote", "deliver", "send_notes", "would_show"]
 
 
 # A note sent from inside an asyncio task (LangChain runs ainvoke's work in one) has no frame of
@@ -46,12 +47,38 @@ def send_notes(notes: Sequence[str], *, skip: Collection[str] = (), warn: bool =
     (:func:`bookend_rag.errors.caller_stacklevel`); Python's default filter then shows each once
     per line."""
     level = caller_stacklevel()
+    logged = would_show(LOGGER, logging.WARNING)
     for note in notes:
         if note in skip:
             continue
-        LOGGER.warning("placement note: %s", note)
+        if logged:
+            LOGGER.warning("placement note: %s", note)
         if warn:
             warnings.warn(note, PlacementNote, stacklevel=level)
+
+
+def would_show(logger: logging.Logger, level: int) -> bool:
+    """Whether a record of ``level`` on ``logger`` would reach anything but a
+    :class:`logging.NullHandler`: the level enabled and a handler of that level on the logger or
+    an ancestor it propagates to (or, with no handler at all, Python's last resort); a filter on
+    the logger itself counts, as it may act on the record. Most of the cost of a note is
+    ``logging`` building a record that no handler shows (bookend's own logger has a
+    ``NullHandler``), so the record is built only when this holds; asked on each call, so a
+    handler added later is found."""
+    if not logger.isEnabledFor(level):
+        return False
+    if logger.filters:
+        return True
+    any_handler = False
+    node: logging.Logger | None = logger
+    while node is not None:
+        for handler in node.handlers:
+            any_handler = True
+            if type(handler) is not logging.NullHandler and level >= handler.level:
+                return True
+        node = node.parent if node.propagate else None
+    last = logging.lastResort
+    return not any_handler and last is not None and level >= last.level
 
 
 def deliver(

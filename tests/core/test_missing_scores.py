@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import bookend_rag
 from bookend_rag import Bookend, reorder
 from bookend_rag.cli import main
-from bookend_rag.outlet import PlacementNote
+from bookend_rag.outlet import PlacementNote, would_show
 
 MIXED = [0.1, None, 0.9, 0.5]
 TEXTS = ["a", "b", "c", "d"]
@@ -147,3 +147,54 @@ def test_the_policy_is_a_serialised_setting() -> None:
     assert bookend_rag.PlacementConfig.model_validate_json(config.model_dump_json()) == config
     with pytest.raises(ValueError, match="missing_scores"):
         bookend_rag.PlacementConfig(missing_scores="ignore")
+
+
+def test_a_note_builds_a_log_record_only_where_a_handler_shows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 39 §2: most of a note's cost was ``logging`` building a record that bookend's
+    ``NullHandler`` dropped. No record is built when no handler would show it; one is, and
+    reaches the handler, as soon as one is added (each call asks)."""
+    made: list[logging.LogRecord] = []
+    make_record = logging.Logger.makeRecord
+
+    def counted(self: logging.Logger, *args: object, **kwargs: object) -> logging.LogRecord:
+        record = make_record(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(record)
+        return record
+
+    monkeypatch.setattr(logging.Logger, "makeRecord", counted)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # pytest's capture, off
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        placement = reorder(TEXTS, MIXED)
+        assert placement.notes
+        assert made == []
+        stream = io.StringIO()
+        monkeypatch.setattr(logging.getLogger(), "handlers", [logging.StreamHandler(stream)])
+        reorder(TEXTS, MIXED)
+    assert [r.getMessage() for r in made] == [f"placement note: {n}" for n in placement.notes]
+    assert stream.getvalue().splitlines() == [r.getMessage() for r in made]
+
+
+def test_would_show_follows_the_loggers_levels_handlers_and_filters() -> None:
+    logger = logging.getLogger("bookend_rag_test.would_show")
+    logger.propagate = False
+    assert would_show(logger, logging.WARNING)  # no handler at all: Python's last resort shows it
+    logger.addHandler(logging.NullHandler())
+    assert not would_show(logger, logging.WARNING)
+    shown = logging.StreamHandler(io.StringIO())
+    shown.setLevel(logging.ERROR)
+    logger.addHandler(shown)
+    assert not would_show(logger, logging.WARNING)
+    assert would_show(logger, logging.ERROR)
+    shown.setLevel(logging.WARNING)
+    assert would_show(logger, logging.WARNING)
+    logger.setLevel(logging.ERROR)
+    assert not would_show(logger, logging.WARNING)
+    logger.setLevel(logging.NOTSET)
+    logger.removeHandler(shown)
+    logger.addFilter(lambda record: True)  # a filter may act on the record: it is built
+    assert would_show(logger, logging.WARNING)
+    child = logging.getLogger("bookend_rag_test.would_show.child")
+    assert not would_show(child, logging.WARNING)  # propagates to the NullHandler only

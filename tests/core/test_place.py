@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import bookend_rag
 from bookend_rag import Bookend, ModelSpec, TabulatedProfile, reorder
+from bookend_rag.place.items import StringText
 from bookend_rag.weighing import chunk_weights
 
 texts = st.lists(st.text(min_size=1, max_size=300), min_size=0, max_size=16)
@@ -394,7 +395,8 @@ def test_one_cache_of_placers_serves_reorder_and_the_adapters() -> None:
     placer = adapters.PlacerCache(str, _no_source).placer(settings)
     # Another adapter with equal settings (the spec, a dict, compared by value): the same placer.
     assert adapters.PlacerCache(str, _no_source).placer(dict(settings)) is placer
-    reading = {"token_counter": None, "text": str, "source": None}
+    # An adapter reads the text through a StringText (read only when the lengths are).
+    reading = {"token_counter": None, "text": StringText(str), "source": None}
     assert place.cached_placer({**settings, **reading}) is placer
     assert adapters.PlacerCache(str, _no_source).placer(settings, source_key="doc") is not placer
     assert reorder(list("abc"), [0.1, 0.9, 0.5], model={"depth": 12}).order[0] == 1
@@ -431,3 +433,40 @@ def test_a_placement_sets_every_field() -> None:
     for field in dataclasses.fields(bookend_rag.Placement):
         getattr(placement, field.name)
     assert set(vars(placement)) >= {f.name for f in dataclasses.fields(bookend_rag.Placement)}
+
+
+@pytest.mark.parametrize("k", [12, 90])  # the small-K path and the by-rank path
+def test_a_framework_text_is_read_only_when_the_lengths_are(k: int) -> None:
+    """Issue 39 §2: where the lengths cannot move the order, a placer reads no text through an
+    adapter's getter (:class:`StringText`) until the lengths are read, then each once; where
+    they can move it, each once in the placement. The order is the one any getter gives."""
+    reads: list[int] = []
+
+    def text(item: dict[str, object]) -> str:
+        reads.append(id(item))
+        return str(item["t"])
+
+    items = [{"t": "word " * (1 + (7 * i) % 13)} for i in range(k)]
+    scores = [((31 * i) % k) / k for i in range(k)]
+    placement = Bookend(text=StringText(text)).place(items, scores)
+    assert reads == []
+    eager = Bookend(text=lambda item: item["t"]).place(items, scores)
+    assert placement.order == eager.order
+    assert placement.lengths.tolist() == eager.lengths.tolist()
+    assert placement.weights.tolist() == eager.weights.tolist()
+    assert sorted(reads) == sorted(map(id, items))
+    reads.clear()
+    by_mass = Bookend(text=StringText(text), weight_rule="mass").place(items, scores)
+    assert sorted(reads) == sorted(map(id, items))
+    assert (
+        by_mass.order
+        == Bookend(text=lambda item: item["t"], weight_rule="mass").place(items, scores).order
+    )
+
+
+def test_a_framework_text_that_is_no_string_is_named_when_the_lengths_are_read() -> None:
+    placement = Bookend(text=StringText(lambda item: item["t"])).place(
+        [{"t": "a b"}, {"t": None}], [0.9, 0.1]
+    )
+    with pytest.raises(ValueError, match=r"text= must return a string, got None for items\[1\]"):
+        placement.lengths  # noqa: B018 - reading them is the test

@@ -357,3 +357,34 @@ def test_the_unknown_model_warning_names_the_users_line() -> None:
     [warning] = caught
     assert "'acme-llama-index-chat-v7'" in str(warning.message)
     assert warning.filename == __file__
+
+
+@pytest.mark.parametrize("k", [7, 100])
+def test_a_node_is_read_only_where_its_length_can_move_the_order(
+    k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39 §2: ``get_content`` for every node was most of a call at K = 1000. Where the
+    lengths cannot move the order (the default) no node is read; where they can, each once."""
+    reads: list[str] = []
+    get_content = TextNode.get_content
+
+    def counted(self: TextNode, *args: Any, **kwargs: Any) -> str:
+        reads.append(self.node_id)
+        return get_content(self, *args, **kwargs)
+
+    nodes = [
+        NodeWithScore(node=TextNode(text=f"{TEXTS[i % len(TEXTS)]} {i}"), score=(31 * i % k) / k)
+        for i in range(k)
+    ]
+    monkeypatch.setattr(TextNode, "get_content", counted)
+    default = BookendNodePostprocessor().postprocess_nodes(nodes)
+    assert reads == []
+    by_mass = BookendNodePostprocessor(weight_rule="mass").postprocess_nodes(nodes)
+    assert sorted(reads) == sorted(n.node.node_id for n in nodes)
+    monkeypatch.undo()
+    texts = _llm_texts(nodes)
+    scores = [n.score for n in nodes]
+    assert [nodes.index(n) for n in default] == list(_reorder(texts, scores).order)
+    assert [nodes.index(n) for n in by_mass] == list(
+        _reorder(texts, scores, weight_rule="mass").order
+    )

@@ -14,7 +14,7 @@ from bookend_rag.inputs import equal_lengths, validate_lengths
 from bookend_rag.placement.result import Numbers
 from bookend_rag.tokens import TokenCounter, all_strings, item_texts, token_lengths
 
-__all__ = ["Getter", "ItemReader", "getter", "item_list", "pick", "short"]
+__all__ = ["Getter", "ItemReader", "StringText", "getter", "item_list", "pick", "short"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,21 @@ def getter(spec: Getter, param: str) -> Callable[[Any], Any] | None:
 
         return get
     raise ValueError(f"{param} must be a callable, an attribute name or None, got {param}={spec!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class StringText:
+    """A ``text`` getter whose every text is a string by its items' own type (a framework
+    adapter's: a LangChain ``page_content``, a LlamaIndex node's ``get_content``, a Haystack
+    ``content`` the ranker has checked). Where the lengths cannot move the order, a placer reads
+    no text through it until the lengths are read (LlamaIndex's ``get_content`` for 1000 nodes
+    took most of a call); a text that is not a string after all is named then. Compared by the
+    getter, so the same adapter settings find the same placer."""
+
+    get: Callable[[Any], str]
+
+    def __call__(self, item: Any) -> str:
+        return self.get(item)
 
 
 def item_list(items: Sequence[T]) -> list[T]:
@@ -92,10 +107,13 @@ class ItemReader:
 
     def deferred_lengths(self, items: list[Any]) -> Numbers | None:
         """The lengths of a placement whose order they cannot move: all 1 with
-        ``equal_lengths``, else the counts of the texts (read and checked now, copied) taken when
-        first read; ``None`` when a text is not a string (the array path names it)."""
+        ``equal_lengths``, else the counts of the texts (read and checked now, copied; through a
+        :class:`StringText`, read then) taken when first read; ``None`` when a text is not a
+        string (the array path names it)."""
         if self.equal_lengths:
             return equal_lengths(len(items), 1.0)
+        if isinstance(self.text, StringText):
+            return partial(token_lengths, list(items), self.count, self.text)
         texts = self.texts(items)
         if not all_strings(texts):
             return None

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from bookend_rag.arrays import IntArray
 from bookend_rag.inputs import equal_lengths, finite_floats
+from bookend_rag.place.array_path import place_on_arrays
 from bookend_rag.place.setup import Setup
 from bookend_rag.placement.result import Numbers, Placement
 from bookend_rag.placement.small_k import relevance_order, small_k_order
@@ -36,8 +37,9 @@ def place_few(
     """The placement of a few ``items``: per slot the chunk of relevance rank
     ``slot_ranks(K)[slot]`` where the lengths cannot move the order (the lengths then counted
     when read), else the ``bookend`` strategy's slots ranked on the default approximation's
-    counts (:func:`~bookend_rag.placement.small_k.small_k_order`); ``None`` for inputs or a
-    frame it does not place.
+    counts (:func:`~bookend_rag.placement.small_k.small_k_order`), or where those counts are not
+    all at the mean length, the array path's placement on them (no text read twice); ``None``
+    for inputs it does not place.
     """
     config = setup.config
     n = len(items)
@@ -78,5 +80,6 @@ def place_few(
     rule = weight_rule_named(config.weight_rule)
     order = small_k_order(by_relevance, total_length, setup.profile, rule, setup.layout)
     if order is None:
-        return None
+        # The array path places, on the counts just taken: each text is read once.
+        return None if counts is None else place_on_arrays(setup, items, scores, counts)
     return setup.result(items, order, item_relevance, item_lengths, checked_scores, notes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -37,6 +38,11 @@ __all__ = ["NOTES_EVENT", "SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 #: The name of the LangChain custom event that carries a call's placement notes
 #: (``{"notes": [...]}``), to the callback handlers' ``on_custom_event`` and in ``astream_events``.
 NOTES_EVENT = "bookend_notes"
+
+#: A document's metadata.
+_METADATA = operator.attrgetter("metadata")
+#: The type of every document in the common case.
+_DOCUMENT_ONLY = {Document}
 
 # A warning raised while a reorderer is built or called (a model bookend knows no architecture
 # for) names the user's line, not this package's or LangChain's.
@@ -175,8 +181,9 @@ class BookendReorder(
         # The common case at C speed: the keys before one absent from every document, and that
         # one holding a finite float in each.
         n = len(documents)
+        metadatas = list(map(_METADATA, documents))
         for key in keys:
-            values = [doc.metadata.get(key) for doc in documents]
+            values = list(map(operator.methodcaller("get", key), metadatas))
             plain = finite_floats(values, n)
             if plain is not None:
                 return cast("list[float | None]", plain)
@@ -329,7 +336,7 @@ def _documents(
             f"(or a mapping with 'documents' and 'question'), got documents={documents!r}"
         )
     docs = list(documents)
-    if all(type(doc) is Document for doc in docs):  # the common case, without the ABC check
+    if set(map(type, docs)) <= _DOCUMENT_ONLY:  # the common case, without the ABC check
         return docs, None
     if docs and all(type(doc) is tuple for doc in docs):
         return _pairs(docs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -267,7 +268,7 @@ class BookendRanker:
         scores = (
             None
             if placer.config.strategy == "alternate"
-            else adapters.given_scores([doc.score for doc in docs])
+            else adapters.given_scores(list(map(_SCORE, docs)))
         )
         words = word_count_threshold or self.word_count_threshold
         if words is not None:
@@ -362,6 +363,8 @@ class BookendRanker:
 
     def _deduplicate(self, documents: list[Document]) -> list[Document]:
         """One document per id, the most relevant one, at the first position of that id."""
+        if len(set(map(_ID, documents))) == len(documents):  # no two share an id
+            return list(documents)
         best: dict[str, Document] = {}
         for doc in documents:
             kept = best.get(doc.id)
@@ -416,7 +419,7 @@ def _check_documents(documents: list[Document]) -> None:
         raise ValueError(
             f"documents must be a list of Haystack Documents, got documents={documents!r}"
         )
-    if all(_plain(doc) for doc in documents):  # the common case, without the ABC checks
+    if _all_plain(documents):  # the common case, without the ABC checks
         return
     for i, doc in enumerate(documents):
         if not isinstance(doc, Document):
@@ -437,12 +440,25 @@ def _check_documents(documents: list[Document]) -> None:
         adapters.read_score(doc.score, "documents[{}].score", i)
 
 
-def _plain(doc: object) -> bool:
-    """A document as retrievers make them: text, a string id, a finite float score or none."""
-    if type(doc) is not Document or type(doc.content) is not str or type(doc.id) is not str:
+_ID = operator.attrgetter("id")
+_CONTENT = operator.attrgetter("content")
+_SCORE = operator.attrgetter("score")
+_DOCUMENT_ONLY = {Document}
+_STRING_ONLY = {str}
+_PLAIN_SCORES = {float, type(None)}
+
+
+def _all_plain(documents: list[Any]) -> bool:
+    """Every document as retrievers make them: text, a string id, a finite float score or none
+    (checked at C speed: a finite sum of the scores rules out NaN and the infinities)."""
+    if not set(map(type, documents)) <= _DOCUMENT_ONLY:
         return False
-    score = doc.score
-    return score is None or (type(score) is float and math.isfinite(score))
+    if not set(map(type, map(_CONTENT, documents))) <= _STRING_ONLY:
+        return False
+    if not set(map(type, map(_ID, documents))) <= _STRING_ONLY:
+        return False
+    scores = list(map(_SCORE, documents))
+    return set(map(type, scores)) <= _PLAIN_SCORES and math.isfinite(sum(filter(None, scores)))
 
 
 def _content(document: Document) -> str:
