@@ -282,7 +282,7 @@ prompts: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(BIN)/python bench/prompt_cells.py --json bench/prompt_cells.json $(PROMPT_CELLS)
 
 ## label-free: "Label-free tuning" of bench/RESULTS.md (issue 37 section 3): per SmolLM2 cell (records,
-## hard, NQ x bookend's prompt, the chat prompt) bookend tune --retrievals on the calibration items
+## hard, SQuAD, NQ x bookend's prompt, the chat prompt) bookend tune --retrievals on the calibration items
 ## as answer-less retrieval records, its dry-run cost, and both it and the labelled tune's decision
 ## judged on the labelled evaluation items; hours on 2 cores, resumable through each calls.jsonl.
 ## The Gemma 3 cells: bench/label_free.py --model gemma3 --json bench/label_free_gemma3.json.

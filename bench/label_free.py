@@ -13,8 +13,11 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
 2. **Label-free tune.** ``bookend tune --retrievals`` on them (the labelled tune's weights, dtype
    and template; ``--threads 1``) into ``bench/tune-probes/CELL/``, and its ``--dry-run`` (a fresh
    cache, so every request counts) into ``dry-run.json``: what the decision costs on a hosted API.
-   A cell whose labelled tune is missing (the chat prompt on NQ) runs it first, as ``make
-   prompts`` would.
+   A cell whose labelled tune does not exist yet (the chat prompt on NQ, every SQuAD cell) runs it
+   first, into the directory ``make tune`` and ``make prompts`` name
+   (``bench/tune/SUITE-MODEL-k10``, ``bench/tune-chat/...``); a cell whose labelled evaluation
+   does not exist either is judged as in step 3, both decisions by one ``bookend eval --config``
+   run (nothing to reuse).
 3. **Judging.** Each decision is found among the eval report's columns when it is a fixed order
    the report scored (bookend's default, relevance, reversed, LangChain's, Haystack's; the chat
    reports' ``bookend-in-user-prompt`` is the labelled chat decision itself) and reused; a decision
@@ -91,7 +94,7 @@ class Model:
     weights: str
     chat_template: str
     tune_dtype: str
-    nq_tune_dtype: str
+    passage_tune_dtype: str
 
 
 MODELS = {
@@ -100,6 +103,11 @@ MODELS = {
         "gemma3-270m", "bench/prompts/gemma-chat-json-records.j2", "bfloat16", "bfloat16"
     ),
 }
+
+
+#: The suites of Wikipedia passages (about 100 words each, so about 1,500 prompt tokens at K = 10):
+#: their tunes take the model's ``passage_tune_dtype``, as ``make tune`` runs NQ's in bfloat16.
+PASSAGE_SUITES = ("nq", "squad")
 
 
 @dataclass(frozen=True)
@@ -150,7 +158,9 @@ class Cell:
         return 100 if self.chat else 150
 
     def tune_dtype(self) -> str:
-        return self.spec.nq_tune_dtype if self.suite == "nq" else self.spec.tune_dtype
+        return (
+            self.spec.passage_tune_dtype if self.suite in PASSAGE_SUITES else self.spec.tune_dtype
+        )
 
     def eval_dtype(self) -> str:
         report = _report(self.eval_report.parent)
@@ -162,10 +172,10 @@ class Cell:
 
 
 def cells(model: str) -> list[Cell]:
-    """A model's cells, the cheapest first (the chat prompt on NQ needs its labelled runs)."""
-    order = [("records", "bookend"), ("records", "chat"), ("hard", "bookend"), ("hard", "chat")]
-    order += [("nq", "bookend"), ("nq", "chat")]
-    return [Cell(suite, prompt, model) for suite, prompt in order]
+    """A model's cells, the cheapest first: the short records, the generated hard items, then the
+    Wikipedia passages (SQuAD's cells and NQ's chat cell run their labelled tunes too)."""
+    suites = ("records", "hard", "squad", "nq")
+    return [Cell(suite, prompt, model) for suite in suites for prompt in ("bookend", "chat")]
 
 
 def retrieval_records(suite: str) -> list[RetrievalRecord]:
@@ -229,7 +239,8 @@ def label_free_tune(cell: Cell) -> None:
 
 
 def labelled_tune(cell: Cell) -> None:
-    """The labelled tune where it is missing (the chat prompt on NQ), as ``make prompts`` does."""
+    """The labelled tune where it does not exist yet (the chat prompt on NQ, the SQuAD cells), as
+    ``make tune`` and ``make prompts`` run the others."""
     if _report(cell.labelled_dir) is not None:
         return
     cell.labelled_dir.mkdir(parents=True, exist_ok=True)

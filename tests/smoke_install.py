@@ -8,6 +8,7 @@ import contextlib
 import importlib.metadata
 import io
 import sys
+from importlib import resources
 from pathlib import Path
 
 import langchain_bookend
@@ -39,3 +40,11 @@ with contextlib.redirect_stderr(errors):
 assert errors.getvalue().count("\n") == 1, errors.getvalue()
 assert "bookend-rag[lab]" in errors.getvalue(), errors.getvalue()
 print("bookend eval without the lab extra: one line naming bookend-rag[lab]")
+
+# The real-text suites' data ship in the wheel with their READMEs and licences (package data).
+data = resources.files("bookend_rag").joinpath("lab", "data")
+shipped = ["nq-open-oracle.jsonl.gz", "NQ-README.md", "NQ-LICENSE"]
+shipped += ["squad2-dev-paragraphs.jsonl.gz", "SQUAD-README.md", "SQUAD-LICENSE"]
+missing = [name for name in shipped if not data.joinpath(name).is_file()]
+assert not missing, f"the wheel lacks bookend_rag/lab/data/{missing}"
+print("the suites' data, READMEs and licences are in the wheel")

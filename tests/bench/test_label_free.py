@@ -1,7 +1,10 @@
 """`bench/label_free.py`: the retrievals it builds hide the answers and keep the retriever's
-order, stay off the evaluation split, and the MDE it states scales with the retrievals."""
+order, stay off the evaluation split, the MDE it states scales with the retrievals, and a cell
+with no labelled runs yet runs them and is judged."""
 
 import json
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,12 +17,14 @@ from label_free import (
     Cell,
     K,
     cells,
+    main,
     retrieval_records,
     retrievals_needed,
 )
 
 from bookend_rag.lab.items.suites import suite_items
 from bookend_rag.lab.stats import minimum_detectable_difference
+from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
 
 
 # The records suite only: NQ's passages take minutes to rank on a shared core.
@@ -49,12 +54,95 @@ def test_records_never_hold_an_evaluation_question() -> None:
 
 def test_cells_name_the_labelled_runs_they_are_judged_against() -> None:
     names = [c.name for c in cells("smollm2")]
-    assert len(names) == len(set(names)) == 6
+    assert len(names) == len(set(names)) == 8
+    assert [n.split("-")[0] for n in names[::2]] == ["records", "hard", "squad", "nq"]
     hard = Cell("hard", "bookend", "smollm2")
     assert hard.eval_report.parent.name == "smollm2-k10"
     assert Cell("records", "chat", "smollm2").eval_report.parts[-3] == "eval-chat"
     assert "--template" in Cell("nq", "chat", "smollm2").model_args("float32")
     assert Cell("nq", "bookend", "smollm2").tune_dtype() == "bfloat16"
+    squad = Cell("squad", "chat", "smollm2")
+    assert squad.labelled_dir.parts[-2:] == ("tune-chat", "squad-smollm2-k10")
+    assert squad.eval_report.parts[-3:-1] == ("eval-chat", "squad-smollm2-k10")
+    assert squad.tune_dtype() == "bfloat16"
+    assert Cell("records", "bookend", "smollm2").tune_dtype() == "float32"
+
+
+class FakeRuns:
+    """``bookend tune`` and ``bookend eval`` as ``label_free._run`` calls them, writing reports of
+    the shape the script reads (no model): each call's arguments are kept."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.calls: list[list[str]] = []
+        self.rng = np.random.default_rng(0)
+
+    def __call__(self, args: Sequence[str], log: Path) -> str:
+        self.calls.append(list(args))
+        out = Path(args[args.index("--out") + 1])
+        out = out if out.is_absolute() else self.root / out
+        out.mkdir(parents=True, exist_ok=True)
+        if "--dry-run" in args:
+            return "840 distinct prompts; at most 840 model calls and at most 397,880 prompt tokens"
+        if args[1] == "tune":
+            chosen = "measured-slots" if "--retrievals" in args else "default"
+            tune = {"decision": {"chosen": chosen, "best": None}, "items": []}
+            report = {**tune, "n_judged": 60, "timing": {"seconds": 1.0}}
+            (out / "tuned.json").write_text("{}", encoding="utf-8")
+        else:
+            names = [a.split("=")[1] for a in args if a.startswith("--config=")]
+            columns = ["bookend-default", "retrieval", "reversed", "langchain", "llamaindex"]
+            columns += ["haystack", "random", *(f"bookend-{n}" for n in names)]
+            items = [
+                {
+                    "id": f"squad:evaluation:{i}",
+                    "results": {
+                        c: {"candidate_prob": p}
+                        for c, p in zip(columns, self.rng.uniform(size=len(columns)), strict=True)
+                    },
+                }
+                for i in range(20)
+            ]
+            report = {"model": "smollm2", "items": items}
+        (out / "report.json").write_text(json.dumps(report), encoding="utf-8")
+        return ""
+
+
+def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import label_free
+
+    runs = FakeRuns(tmp_path)
+    monkeypatch.setattr(label_free, "ROOT", tmp_path)
+    monkeypatch.setattr(label_free, "_run", runs)
+    documents = [RecordedDocument(text=t, score=s) for t, s in (("a b", 2.0), ("c d", 1.0))]
+    record = RetrievalRecord(question="q?", documents=documents)
+    monkeypatch.setattr(label_free, "retrieval_records", lambda suite: [record])
+    out = tmp_path / "judged.json"
+    assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
+    labelled, dry, free, judging = runs.calls
+    assert labelled[labelled.index("--suite") + 1] == "squad"
+    assert labelled[labelled.index("--out") + 1] == "bench/tune/squad-smollm2-k10"
+    assert "--retrievals" in dry
+    assert "--dry-run" in dry
+    assert "--retrievals" in free
+    assert "--dry-run" not in free
+    assert all(c[c.index("--dtype") + 1] == "bfloat16" for c in runs.calls)
+    # No labelled evaluation to reuse: one eval scores both decisions on the evaluation items.
+    assert judging[1] == "eval"
+    assert "--reuse" not in judging
+    assert judging[judging.index("--suite") + 1] == "squad"
+    configs = sorted(a.split("=")[1] for a in judging if a.startswith("--config="))
+    assert configs == ["label-free", "labelled"]
+    judged = json.loads(out.read_text(encoding="utf-8"))["squad-bookend-smollm2"]
+    assert judged["decisions"] == {"label-free": "measured-slots", "labelled": "default"}
+    assert judged["columns"] == {"label-free": "label-free", "labelled": "labelled"}
+    assert judged["reused_eval_scores"] is False
+    assert judged["label_free_minus_labelled"]["n"] == 20
+    # Resumable: a second run finds every step done and calls nothing.
+    assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
+    assert len(runs.calls) == 4
 
 
 def test_the_dry_run_figures_are_read_from_what_tune_prints() -> None:

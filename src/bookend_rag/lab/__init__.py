@@ -19,7 +19,7 @@ loaded on first use. Layers, top down:
 - :mod:`~bookend_rag.lab.metrics`: per-item metrics of a scored prompt;
   :mod:`~bookend_rag.lab.stats`: every interval.
 - :mod:`~bookend_rag.lab.items`: one item type, one prompt renderer, the suites (``hard``,
-  ``lookup``, ``nq``, ``records``) and the JSONL format.
+  ``lookup``, ``nq``, ``records``, ``squad``) and the JSONL format.
 - :mod:`~bookend_rag.lab.retrieval`: BM25, MiniLM or given scores rank an item's documents.
 - :mod:`~bookend_rag.lab.models`: the scorer interface, the call cache, local weights.
 - :mod:`~bookend_rag.lab.progress`, :mod:`~bookend_rag.lab.deps`: progress bars; the extra's import

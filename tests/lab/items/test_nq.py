@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.nq import NQ_SPLITS, load_records, normalize, nq_items, split_of
+from bookend_rag.lab.items.nq import NQ_SPLITS, load_records, nq_items, split_of
+from bookend_rag.lab.items.pool import normalize
 
 TOPICS = (
     "river castle violin harbour glacier orchard lantern meadow falcon quarry beacon tundra "

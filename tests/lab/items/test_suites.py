@@ -14,9 +14,9 @@ from bookend_rag.lab.items.suites import SUITES, load_items, suite_items
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 
 
-def test_the_registry_names_four_suites() -> None:
-    assert sorted(SUITES) == ["hard", "lookup", "nq", "records"]
-    assert [name for name, s in SUITES.items() if not s.templated] == ["nq", "records"]
+def test_the_registry_names_five_suites() -> None:
+    assert sorted(SUITES) == ["hard", "lookup", "nq", "records", "squad"]
+    assert [name for name, s in SUITES.items() if not s.templated] == ["nq", "records", "squad"]
     assert [name for name, s in SUITES.items() if s.filler] == ["lookup"]
 
 

@@ -54,8 +54,9 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         choices=sorted(SUITES),
         default="hard",
         help="built-in items: generated hard items, plain generated lookups, real "
-        "NaturalQuestions passages among retrieved hard negatives, or real ISO 3166-2 "
-        "look-alike records (default hard)",
+        "NaturalQuestions passages among retrieved hard negatives, real ISO 3166-2 "
+        "look-alike records, or real SQuAD 2.0 questions with their Wikipedia paragraph "
+        "among retrieved hard negatives (default hard)",
     )
     p.add_argument("--docs", type=int, help=f"documents per built-in item (default {DOCS})")
     p.add_argument("--items", type=int, help=f"built-in items (default {ITEMS})")

@@ -7,6 +7,11 @@
 - :mod:`~bookend_rag.lab.items.hard`: generated hard lookups (near-duplicates, distractors, unequal
   lengths), each document's role recorded.
 - :mod:`~bookend_rag.lab.items.nq`: real NaturalQuestions passages among retrieved hard negatives.
+- :mod:`~bookend_rag.lab.items.records`: real ISO 3166-2 records, K look-alikes per item.
+- :mod:`~bookend_rag.lab.items.squad`: real SQuAD 2.0 questions, their paragraph among retrieved
+  hard negatives.
+- :mod:`~bookend_rag.lab.items.pool`: what the real-text suites share (splits by hash, retrieval
+  from a pool, hard negatives).
 - :mod:`~bookend_rag.lab.items.suites`: the suites by name and :func:`load_items`.
 """
 

@@ -28,23 +28,25 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
-
-import numpy as np
 
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import POOL_RETRIEVERS, bucket, score_matrix
+from bookend_rag.lab.items.pool import (
+    POOL_RETRIEVERS,
+    SPLIT_SHARES,
+    bucket,
+    bundled,
+    check_request,
+    mine_item,
+    score_matrix,
+    titled,
+)
 
-__all__ = ["NQ_SPLITS", "NQRecord", "load_records", "normalize", "nq_items", "split_of"]
+__all__ = ["NQ_SPLITS", "NQRecord", "load_records", "nq_items", "split_of"]
 
-#: Split shares, in tenths of the SHA-256 bucket: calibration 0-2, selection 3-4, evaluation 5-9.
-NQ_SPLITS = {"calibration": range(0, 3), "selection": range(3, 5), "evaluation": range(5, 10)}
+NQ_SPLITS = SPLIT_SHARES
 
 
 @dataclass(frozen=True)
@@ -59,22 +61,12 @@ class NQRecord:
     @property
     def document(self) -> str:
         """The passage as it appears in a prompt."""
-        return f"(Title: {self.title}) {self.text}"
-
-
-def normalize(text: str) -> str:
-    """SQuAD answer normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+        return titled(self.title, self.text)
 
 
 def split_of(question: str) -> str:
     """The split of a question (by the SHA-256 of its text)."""
     return bucket(question, NQ_SPLITS)
-
-
-def _bundled() -> Path:
-    return Path(str(resources.files("bookend_rag.lab").joinpath("data", "nq-open-oracle.jsonl.gz")))
 
 
 @lru_cache(maxsize=4)
@@ -83,7 +75,7 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
     text seen before is skipped, so every pool passage belongs to one question."""
     out: list[NQRecord] = []
     seen: set[str] = set()
-    with gzip.open(path or _bundled(), "rt", encoding="utf-8") as lines:
+    with gzip.open(path or bundled("nq-open-oracle.jsonl.gz"), "rt", encoding="utf-8") as lines:
         for line in lines:
             row = json.loads(line)
             gold = next(c for c in row["ctxs"] if c.get("isgold"))
@@ -93,38 +85,6 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
             answers = tuple(row["answers"])
             out.append(NQRecord(row["question"], answers, gold["title"], gold["text"]))
     return tuple(out)
-
-
-def _item(
-    index: int, pool: Sequence[NQRecord], scores: np.ndarray, k: int, split: str, retriever: str
-) -> Item | None:
-    record = pool[index]
-    answers = [normalize(a) for a in record.answers]
-    taken = {answers[0]}
-    chosen = [index]
-    for j in np.argsort(-scores, kind="stable"):
-        if len(chosen) == k:
-            break
-        other = pool[int(j)]
-        haystack = normalize(other.document)
-        answer = normalize(other.answers[0])
-        if int(j) == index or any(a and a in haystack for a in answers) or answer in taken:
-            continue
-        taken.add(answer)
-        chosen.append(int(j))
-    if len(chosen) < k:
-        return None
-    ranked = sorted(chosen, key=lambda j: (-scores[j], j))
-    return Item(
-        item_id=f"nq:{split}:{index}",
-        question=record.question,
-        documents=tuple(pool[j].document for j in ranked),
-        answer=record.answers[0],
-        candidates=tuple(pool[j].answers[0] for j in ranked),
-        scores=tuple(float(scores[j]) for j in ranked),
-        gold=ranked.index(index),
-        family=f"nq-{retriever}",
-    )
 
 
 def nq_items(
@@ -141,26 +101,31 @@ def nq_items(
     Raises:
         ValueError: for an unknown split or retriever, ``k < 2``, or more items than the split has.
     """
-    if split not in NQ_SPLITS:
-        raise ValueError(f"split must be one of {tuple(NQ_SPLITS)}, got split={split!r}")
-    bad = [r for r in retrievers if r not in POOL_RETRIEVERS]
-    if not retrievers or bad:
-        raise ValueError(
-            f"retrievers must be drawn from {POOL_RETRIEVERS}, got retrievers={list(retrievers)!r}"
-        )
+    check_request(split, NQ_SPLITS, retrievers)
     if k < 2:
         raise ValueError(f"k must be >= 2, got k={k!r}")
     pool = [r for r in load_records(path) if split_of(r.question) == split]
     if not 1 <= n_items <= len(pool):
         raise ValueError(f"n_items must be in 1..{len(pool)} for split {split!r}, got {n_items!r}")
     passages = [r.document for r in pool]
+    offers = [r.answers[:1] for r in pool]
     out: list[Item] = []
     for offset, retriever in enumerate(retrievers):
         positions = range(offset, len(pool), len(retrievers))
         wanted = [i for n, i in enumerate(positions) if n < n_items]
         matrix = score_matrix(retriever, [pool[i].question for i in wanted], passages)
         for i, row in zip(wanted, matrix, strict=True):
-            item = _item(i, pool, row, k, split, retriever)
+            item = mine_item(
+                item_id=f"nq:{split}:{i}",
+                question=pool[i].question,
+                answers=pool[i].answers,
+                gold=i,
+                documents=passages,
+                offers=offers,
+                scores=row,
+                k=k,
+                family=f"nq-{retriever}",
+            )
             if item is not None:
                 out.append(item)
     out.sort(key=lambda item: int(item.item_id.rsplit(":", 1)[1]))

@@ -34,11 +34,18 @@ from functools import lru_cache
 import numpy as np
 
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import POOL_RETRIEVERS, bucket, score_matrix
+from bookend_rag.lab.items.pool import (
+    POOL_RETRIEVERS,
+    SPLIT_SHARES,
+    bucket,
+    check_request,
+    in_turn,
+    score_matrix,
+)
 
 __all__ = ["MIN_GROUP", "RECORD_SPLITS", "Subdivision", "record_groups", "records_items"]
 
-RECORD_SPLITS = {"calibration": range(0, 3), "selection": range(3, 5), "evaluation": range(5, 10)}
+RECORD_SPLITS = SPLIT_SHARES
 #: Smallest group kept: K = 20 needs 19 look-alikes from the same group.
 MIN_GROUP = 20
 
@@ -91,8 +98,7 @@ def record_groups() -> dict[str, tuple[Subdivision, ...]]:
 def _split_records(split: str) -> list[tuple[str, int]]:
     """(group, index) of the split's records, taken in turn across its groups."""
     groups = {g: subs for g, subs in record_groups().items() if bucket(g, RECORD_SPLITS) == split}
-    longest = max((len(subs) for subs in groups.values()), default=0)
-    return [(g, i) for i in range(longest) for g, subs in groups.items() if i < len(subs)]
+    return in_turn([[(g, i) for i in range(len(subs))] for g, subs in groups.items()])
 
 
 def records_items(
@@ -109,12 +115,7 @@ def records_items(
         ValueError: for an unknown split or retriever, ``k`` outside ``2..MIN_GROUP``, or more
             items than the split has.
     """
-    if split not in RECORD_SPLITS:
-        raise ValueError(f"split must be one of {tuple(RECORD_SPLITS)}, got split={split!r}")
-    if not retrievers or any(r not in POOL_RETRIEVERS for r in retrievers):
-        raise ValueError(
-            f"retrievers must be drawn from {POOL_RETRIEVERS}, got retrievers={list(retrievers)!r}"
-        )
+    check_request(split, RECORD_SPLITS, retrievers)
     if not 2 <= k <= MIN_GROUP:
         raise ValueError(f"k must be in 2..{MIN_GROUP}, got k={k!r}")
     chosen = _split_records(split)

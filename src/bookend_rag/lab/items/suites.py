@@ -9,7 +9,10 @@
 - ``nq`` (:mod:`~bookend_rag.lab.items.nq`): real NaturalQuestions passages among retrieved hard
   negatives; fixed by its split (no seed, no template families, no filler);
 - ``records`` (:mod:`~bookend_rag.lab.items.records`): real ISO 3166-2 subdivision records, K
-  look-alikes of one country per item: short records of nearly equal length; fixed by its split.
+  look-alikes of one country per item: short records of nearly equal length; fixed by its split;
+- ``squad`` (:mod:`~bookend_rag.lab.items.squad`): real SQuAD 2.0 questions, their Wikipedia
+  paragraph among retrieved hard negatives (mostly paragraphs of the same article); fixed by its
+  split.
 
 A new suite is a function ``Request -> list[Item]`` added to :data:`SUITES`; ``bookend eval
 --suite NAME`` then offers it. :func:`load_items` turns what an experiment is given (a JSONL path,
@@ -27,6 +30,7 @@ from bookend_rag.lab.items.item import Item, load_jsonl
 from bookend_rag.lab.items.lookup import DEFAULT_FILLER, lookup_items
 from bookend_rag.lab.items.nq import nq_items
 from bookend_rag.lab.items.records import records_items
+from bookend_rag.lab.items.squad import squad_items
 
 __all__ = ["SUITES", "Request", "Suite", "load_items", "suite_items"]
 
@@ -51,7 +55,7 @@ class Suite:
     Attributes:
         build: the builder, ``Request -> items``.
         templated: whether its items come from template families (``seed`` and ``families``
-            apply; the ``nq`` and ``records`` suites have neither).
+            apply; the ``nq``, ``records`` and ``squad`` suites have neither).
         filler: whether ``filler`` sets its documents' lengths (the others' are their own).
     """
 
@@ -79,11 +83,16 @@ def _records(r: Request) -> list[Item]:
     return records_items(r.n_items, r.k, split=r.split)
 
 
+def _squad(r: Request) -> list[Item]:
+    return squad_items(r.n_items, r.k, split=r.split)
+
+
 SUITES: dict[str, Suite] = {
     "hard": Suite(_hard, templated=True, filler=False),
     "lookup": Suite(_lookup, templated=True, filler=True),
     "nq": Suite(_nq, templated=False, filler=False),
     "records": Suite(_records, templated=False, filler=False),
+    "squad": Suite(_squad, templated=False, filler=False),
 }
 
 
@@ -99,7 +108,8 @@ def suite_items(
 ) -> list[Item]:
     """The first ``n_items`` items of ``k`` documents of a suite.
 
-    ``seed`` selects the generated items (``nq`` has none: its items are fixed by the split);
+    ``seed`` selects the generated items (``nq``, ``records`` and ``squad`` have none: their items
+    are fixed by the split);
     ``families`` the template families (default: all); ``filler`` the lookup items' filler.
 
     Raises:
