@@ -8,22 +8,22 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
    retrieval records with the answers hidden: the question, the suite's own retrieved documents in
    its retriever's order with the retriever's scores (the item's own scores, or BM25/MiniLM as the
    labelled runs rank the generated items), nothing of the answer, the candidates or the gold
-   document. Written to ``bench/tune-probes/CELL/retrievals.jsonl``; the evaluation items are
+   document. Written to ``bench/tune-probes/DESIGN/CELL/retrievals.jsonl``; the evaluation items are
    another split, so calibration and evaluation stay disjoint.
-2. **Label-free tune.** ``bookend tune --retrievals`` on them (the labelled tune's weights, dtype
-   and template; ``--threads 1``) into ``bench/tune-probes/CELL/``, and its ``--dry-run`` (a fresh
-   cache, so every request counts) into ``dry-run.json``: what the decision costs on a hosted API.
-   A cell whose labelled tune does not exist yet (the chat prompt on NQ, every SQuAD cell) runs it
-   first, into the directory ``make tune`` and ``make prompts`` name
-   (``bench/tune/SUITE-MODEL-k10``, ``bench/tune-chat/...``); a cell whose labelled evaluation
-   does not exist either is judged as in step 3, both decisions by one ``bookend eval --config``
-   run (nothing to reuse).
+2. **Label-free tune.** ``bookend tune --retrievals --probes DESIGN`` on them (the labelled
+   tune's weights, dtype and template; ``--threads 1``) into ``bench/tune-probes/DESIGN/CELL/``,
+   and its ``--dry-run`` (a fresh cache, so every request counts) into ``dry-run.json``: what the
+   decision costs on a hosted API. A cell whose labelled tune does not exist yet (the chat prompt
+   on NQ, every SQuAD cell) runs it first, into the directory ``make tune`` and ``make prompts``
+   name (``bench/tune/SUITE-MODEL-k10``, ``bench/tune-chat/...``); a cell whose labelled
+   evaluation does not exist either is judged as in step 3, both decisions by one ``bookend eval
+   --config`` run (nothing to reuse).
 3. **Judging.** Each decision is found among the eval report's columns when it is a fixed order
    the report scored (bookend's default, relevance, reversed, LangChain's, Haystack's; the chat
    reports' ``bookend-in-user-prompt`` is the labelled chat decision itself) and reused; a decision
    no column holds (a slot table or profile measured on the tune's own items) is scored by
    ``bookend eval --config NAME=tuned.json --reuse EVAL_REPORT`` on the same evaluation items into
-   ``bench/tune-probes/CELL/eval/`` (only its new orders call the model).
+   ``bench/tune-probes/DESIGN/CELL/eval/`` (only its new orders call the model).
 4. **Report.** Per cell: both decisions, the label-free decision minus the labelled one, minus the
    retriever's order and minus the best fixed order in hindsight (paired 95% bootstrap intervals
    over the evaluation items, with the MDE), whether it is measurably behind, and the MDE a
@@ -34,6 +34,7 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
 Usage (from the repository root; ``make label-free`` runs the SmolLM2 cells)::
 
     .venv/bin/python bench/label_free.py --json bench/label_free.json
+    .venv/bin/python bench/label_free.py --probes codes --json bench/label_free_codes.json
     .venv/bin/python bench/label_free.py --model gemma3 --json bench/label_free_gemma3.json
     .venv/bin/python bench/label_free.py --judge-only --json bench/label_free.json
 
@@ -117,6 +118,7 @@ class Cell:
     suite: str
     prompt: str
     model: str
+    probes: str = "self-answer"
 
     @property
     def name(self) -> str:
@@ -132,12 +134,12 @@ class Cell:
 
     @property
     def dir(self) -> Path:
-        return ROOT / "bench" / "tune-probes" / self.name
+        return ROOT / "bench" / "tune-probes" / self.probes / self.name
 
     @property
     def log(self) -> Path:
         """Where the cell's runs write their progress (not part of the record)."""
-        return Path(tempfile.gettempdir()) / f"bookend-label-free-{self.name}.log"
+        return Path(tempfile.gettempdir()) / f"bookend-label-free-{self.probes}-{self.name}.log"
 
     @property
     def labelled_dir(self) -> Path:
@@ -171,11 +173,14 @@ class Cell:
         return ["--weights", self.spec.weights, "--dtype", dtype, "--threads", "1", *template]
 
 
-def cells(model: str) -> list[Cell]:
-    """A model's cells, the cheapest first: the short records, the generated hard items, then the
-    Wikipedia passages (SQuAD's cells and NQ's chat cell run their labelled tunes too)."""
+def cells(model: str, probes: str = "self-answer") -> list[Cell]:
+    """A model's cells for one probe design, the cheapest first: the short records, the generated
+    hard items, then the Wikipedia passages (SQuAD's cells and NQ's chat cell run their labelled
+    tunes too)."""
     suites = ("records", "hard", "squad", "nq")
-    return [Cell(suite, prompt, model) for suite in suites for prompt in ("bookend", "chat")]
+    return [
+        Cell(suite, prompt, model, probes) for suite in suites for prompt in ("bookend", "chat")
+    ]
 
 
 def retrieval_records(suite: str) -> list[RetrievalRecord]:
@@ -222,7 +227,8 @@ def label_free_tune(cell: Cell) -> None:
     records = cell.dir / "retrievals.jsonl"
     if not records.is_file():
         write_retrievals(records, retrieval_records(cell.suite))
-    tune = [BOOKEND, "tune", "--retrievals", _rel(records), *cell.model_args(cell.tune_dtype())]
+    tune = [BOOKEND, "tune", "--retrievals", _rel(records), "--probes", cell.probes]
+    tune += cell.model_args(cell.tune_dtype())
     log = cell.log
     dry = cell.dir / "dry-run.json"
     if not dry.is_file():
@@ -391,13 +397,20 @@ def markdown(judged: Mapping[str, Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="smollm2")
+    parser.add_argument(
+        "--probes",
+        choices=("self-answer", "codes"),
+        default="self-answer",
+        help="the probe design of the label-free tunes (bench/tune-probes/DESIGN/CELL)",
+    )
     parser.add_argument("--cells", nargs="+", help="cell names (default: all of the model's)")
     parser.add_argument("--judge-only", action="store_true", help="run no model")
     parser.add_argument("--json", type=Path, help="write the judged cells here")
     args = parser.parse_args(argv)
-    chosen = [c for c in cells(args.model) if args.cells is None or c.name in args.cells]
+    every = cells(args.model, args.probes)
+    chosen = [c for c in every if args.cells is None or c.name in args.cells]
     if args.cells is not None and len(chosen) != len(args.cells):
-        known = [c.name for c in cells(args.model)]
+        known = [c.name for c in every]
         parser.error(f"--cells must be drawn from {known}, got {args.cells}")
     judged: dict[str, Any] = {}
     for cell in chosen:

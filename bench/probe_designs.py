@@ -31,10 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import label_free
 
 from bookend_rag.lab.experiments.trials import Ranked, retriever_names
+from bookend_rag.lab.items.answers import normalize_answer
 from bookend_rag.lab.items.probes import probe_items
 from bookend_rag.lab.items.suites import suite_items
 from bookend_rag.lab.items.template import BOOKEND_PROMPT
-from bookend_rag.lab.metrics import candidate_probabilities, normalize_answer
+from bookend_rag.lab.metrics import candidate_probabilities
 from bookend_rag.lab.models.local import LocalScorer, load_trained, prompt_ids
 from bookend_rag.lab.models.weights import smollm2_gguf
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from bookend_rag.lab.items.answers import normalize_answer
 from bookend_rag.lab.metrics import (
     contains_answer,
     exact_match,
     item_metrics,
     metric_names,
-    normalize_answer,
     primary_metric,
 )
 from bookend_rag.lab.models.cache import CallCache, call_key

@@ -11,9 +11,10 @@ index ``g``):
 
 A generation-only backend (a chat API without log-probabilities) gives the generated text instead
 (:attr:`~bookend_rag.lab.models.scorer.Continuations.generated`); its metrics are accuracy only,
-after SQuAD's answer normalisation (:func:`normalize_answer`: lowercase, punctuation and the
-articles a/an/the removed, whitespace collapsed; the articles stay when removing them would
-empty the gold answer, as for the answer "A"):
+after SQuAD's answer normalisation
+(:func:`~bookend_rag.lab.items.answers.normalize_answer`: lowercase, punctuation and the
+articles a/an/the removed, whitespace collapsed; the articles stay when removing them would empty
+the gold answer, as for the answer "A"):
 
 - ``exact_match``: 1 when the normalised output equals the normalised gold answer;
 - ``accuracy``: 1 when the normalised gold answer appears in the normalised output (Liu et al.'s
@@ -22,14 +23,13 @@ empty the gold answer, as for the answer "A"):
 
 from __future__ import annotations
 
-import re
-import string
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from bookend_rag.arrays import FloatArray
+from bookend_rag.lab.items.answers import normalize_answer
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.models.scorer import Continuations
 
@@ -40,21 +40,11 @@ __all__ = [
     "exact_match",
     "item_metrics",
     "metric_names",
-    "normalize_answer",
     "primary_metric",
 ]
 
 #: The metrics of generated answers (accuracy only: no log-probabilities).
 GENERATED_METRICS = ("exact_match", "accuracy")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
-
-
-def normalize_answer(text: str, *, articles: bool = True) -> str:
-    """SQuAD's normalisation: lowercase, remove punctuation, remove the articles a/an/the (kept
-    with ``articles=False``), collapse whitespace."""
-    plain = text.lower().translate(_PUNCTUATION)
-    return " ".join((_ARTICLES.sub(" ", plain) if articles else plain).split())
 
 
 def _normalised(output: str, gold: str) -> tuple[str, str]:

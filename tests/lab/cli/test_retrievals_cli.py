@@ -50,8 +50,22 @@ def _write_items(path: Path, n: int) -> Path:
 
 
 @pytest.mark.parametrize("command", ["eval", "tune"])
+@pytest.mark.parametrize(
+    ("design", "probes"),
+    [
+        ("self-answer", "9 self-answer probes from 9 retrievals; 9 scored."),
+        # The byte-level test tokenizer has no single-token code: every probe says so.
+        (
+            "codes",
+            "8 codes probes from 9 retrievals; 1 skipped: no phrase of the retriever's first "
+            "document names it alone (a duplicate); 8 with codes of several tokens; 8 scored.",
+        ),
+    ],
+)
 def test_a_dry_run_states_the_cost_and_the_probes_first(
     command: str,
+    design: str,
+    probes: str,
     saved_model: Path,
     tmp_path: Path,
     counted: list[str],
@@ -60,18 +74,18 @@ def test_a_dry_run_states_the_cost_and_the_probes_first(
     retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", 9, 4)
     before = hashlib.sha256(retrievals.read_bytes()).hexdigest()
     argv = [command, "--weights", str(saved_model), "--retrievals", str(retrievals)]
-    argv += ["--dry-run", "--no-progress", "--threads", "1", "--out", str(tmp_path / "out")]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
-    assert f"## bookend {command} --dry-run" in out
-    assert "Nothing was scored." in out
-    # The byte-level test tokenizer has no single-token code: every probe says so.
-    assert (
-        "**Source.** probes built from your recorded retrievals "
-        f"(`{retrievals}`), no labels: 8 probes from 9 retrievals; 1 skipped: no phrase of the "
-        "retriever's first document names it alone (a duplicate); 8 with codes of several tokens; "
-        "8 scored." in out
+    argv += ["--probes", design, "--dry-run", "--no-progress", "--threads", "1"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    assert f"## bookend {command} --dry-run" in captured.out
+    assert "Nothing was scored." in captured.out
+    sentence = (
+        f"**Source.** probes built from your recorded retrievals (`{retrievals}`), no labels: "
     )
+    assert sentence + probes in captured.out
+    # Self-answer probes would generate one answer per document (9 x 4), priced, not generated.
+    planned = "dry run: 36 answers not generated (one request each, priced)"
+    assert (planned in captured.err) == (design == "self-answer")
     assert counted == []
     assert hashlib.sha256(retrievals.read_bytes()).hexdigest() == before
 
@@ -84,7 +98,8 @@ def test_items_limits_the_probes(
     argv += ["--items", "5", "--dry-run", "--no-progress", "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "8 probes from 9 retrievals" in out
+    # Self-answer probes stop reading once five are built: no answer is made for a sixth.
+    assert "5 self-answer probes from 5 retrievals" in out
     assert "5 scored." in out
 
 
@@ -103,34 +118,41 @@ def test_labelled_items_are_preferred_to_retrievals(
     )
 
 
+@pytest.mark.parametrize("design", ["self-answer", "codes"])
 def test_eval_and_tune_run_on_probes_and_their_reports_say_so(
-    saved_model: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    design: str,
+    saved_model: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     tmp_path = tmp_path_factory.mktemp("cli")  # not the model's directory, whose files are hashed
-    retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", 9, 3)
+    # The tiny model often gives one answer from every document: more retrievals for self-answer.
+    n = 9 if design == "codes" else 24
+    retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", n, 3)
     common = ["--weights", str(saved_model), "--retrievals", str(retrievals), "--threads", "1"]
-    common += ["--no-progress"]
+    common += ["--no-progress", "--probes", design]
     argv = ["eval", *common, "--random-draws", "1", "--no-oracle", "--out", str(tmp_path / "e")]
     assert main(argv) == 0
     assert "**Source.** probes built from your recorded retrievals" in capsys.readouterr().out
     report = json.loads((tmp_path / "e" / "report.json").read_text(encoding="utf-8"))
     source = report["settings"]["source"]
-    assert (source["kind"], source["records"], source["probes"], source["used"]) == (
-        "probes",
-        9,
-        8,
-        8,
-    )
-    assert report["n_items"] == 8
+    assert (source["kind"], source["design"], source["records"]) == ("probes", design, n)
+    skipped = sum(len(numbers) for numbers in source["skipped"].values())
+    assert source["probes"] + skipped == n
+    assert source["probes"] == source["used"] == report["n_items"] >= 4, source["summary"]
+    if design == "codes":
+        assert source["probes"] == 8  # the copied first document names nothing alone
+    else:  # the tiny model's own answers: one request per document of each retrieval read
+        assert n <= source["generated_answers"] <= 3 * n
     assert {row["family"] for row in report["items"]} == {"probe"}
-    # The named document is the retriever's first: retrieval order puts it in slot 1.
+    # The target document is the retriever's first: retrieval order puts it in slot 1.
     assert {row["results"]["retrieval"]["gold_slot"] for row in report["items"]} == {0}
     argv = ["tune", *common, "--max-calls", "400", "--out", str(tmp_path / "t")]
     assert main(argv) == 0
     assert "**Source.** probes built from your recorded retrievals" in capsys.readouterr().out
     tuned = json.loads((tmp_path / "t" / "tuned.json").read_text(encoding="utf-8"))
     assert tuned["provenance"]["settings"]["source"]["kind"] == "probes"
-    assert tuned["provenance"]["n_items"] == 8
+    assert tuned["provenance"]["n_items"] == source["probes"]
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """A run of probes asks the scorer what it knows: its tokenizer, when it is the model's own (a
-served model without a tokenize endpoint only estimates), and its context."""
+served model without a tokenize endpoint only estimates), and its context; self-answer probes
+ask it for an answer from each document, except in a dry run."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from collections.abc import Sequence
 import pytest
 
 from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.models.scorer import CHAT_GENERATION, IN_PROCESS, Capabilities
+from bookend_rag.lab.items.self_answer import ANSWER_TOKENS
+from bookend_rag.lab.models.scorer import (
+    CHAT_GENERATION,
+    CHAT_LOGPROBS,
+    IN_PROCESS,
+    Capabilities,
+    Prompt,
+)
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
 
 
@@ -31,18 +39,38 @@ class _Counting:
         return False
 
 
+class _Answering(_Counting):
+    """A scorer that answers each one-document prompt with that document's first ``words``
+    words."""
+
+    def __init__(
+        self, capabilities: Capabilities, context: int | None = None, words: int = 1
+    ) -> None:
+        super().__init__(capabilities, context)
+        self.words = words
+        self.generated: list[tuple[Prompt, int]] = []
+
+    def generate(self, prompt: Prompt, max_tokens: int) -> str:
+        self.generated.append((prompt, max_tokens))
+        assert isinstance(prompt, str)
+        return " ".join(prompt.split("Document 1: ")[1].split("\n")[0].split()[: self.words])
+
+
 def _records(n: int) -> list[RetrievalRecord]:
     texts = ["The first passage of the record, with words.", "A second passage, also long."]
     return [
         RetrievalRecord(
-            documents=[RecordedDocument(text=t, score=1.0 - d) for d, t in enumerate(texts)]
+            question="Which passage?",
+            documents=[RecordedDocument(text=t, score=1.0 - d) for d, t in enumerate(texts)],
         )
         for _ in range(n)
     ]
 
 
 def test_an_estimating_tokenizer_draws_no_codes_and_checks_no_context() -> None:
-    pending = RunSpec(retrievals=_records(3)).load(suite="hard", n_items=60, split="calibration")
+    pending = RunSpec(retrievals=_records(3), probes="codes").load(
+        suite="hard", n_items=60, split="calibration"
+    )
     assert pending.items == []
     served = _Counting(CHAT_GENERATION, context=2)
     loaded = pending.for_model(served, lambda _line: None)
@@ -55,12 +83,61 @@ def test_an_estimating_tokenizer_draws_no_codes_and_checks_no_context() -> None:
 def test_the_models_own_tokenizer_draws_the_codes_and_its_context_skips() -> None:
     said: list[str] = []
     local = _Counting(IN_PROCESS, context=5)
-    run = RunSpec(retrievals=_records(2), n_items=1)
-    with pytest.raises(ValueError, match="give no probe item: 0 probes from 2 retrievals; 2 "):
+    run = RunSpec(retrievals=_records(2), n_items=1, probes="codes")
+    with pytest.raises(ValueError, match="give no probe item: 0 codes probes from 2 retrievals"):
         run.load(suite="hard", n_items=60, split="calibration").for_model(local, said.append)
     roomy = _Counting(IN_PROCESS, context=100)
     loaded = run.load(suite="hard", n_items=60, split="calibration").for_model(roomy, said.append)
     assert roomy.asked
-    assert said == ["2 probes from 2 retrievals; 2 with codes of several tokens"]
+    assert said == ["2 codes probes from 2 retrievals; 2 with codes of several tokens"]
     assert [item.item_id for item in loaded.items] == ["retrieval:1"]
     assert loaded.settings["source"]["used"] == 1
+
+
+def test_self_answer_probes_ask_the_model_once_per_document_and_a_dry_run_never() -> None:
+    run = RunSpec(retrievals=_records(3), n_items=2)
+    said: list[str] = []
+    model = _Answering(IN_PROCESS, context=100)
+    loaded = run.load(suite="hard", n_items=60, split="calibration").for_model(
+        model, said.append, progress=False
+    )
+    assert [t for _, t in model.generated] == [ANSWER_TOKENS] * 4  # two probes, two documents
+    assert [item.candidates for item in loaded.items] == [("The", "A")] * 2
+    assert said == ["2 self-answer probes from 2 retrievals"]
+    source = loaded.settings["source"]
+    assert (source["design"], source["generated_answers"], source["used"]) == ("self-answer", 4, 2)
+    assert loaded.unanswered == ()
+
+    dry = _Answering(IN_PROCESS, context=100)
+    planned = run.load(suite="hard", n_items=60, split="calibration").for_model(
+        dry, said.append, answer=False
+    )
+    assert dry.generated == []
+    assert len(planned.unanswered) == 4
+    assert len(planned.items) == 2
+
+
+def test_a_first_token_scorer_gets_answers_that_begin_differently() -> None:
+    records = [
+        RetrievalRecord(
+            question="Which city?",
+            documents=[RecordedDocument(text=t) for t in ("New York", "New Delhi", "Oslo")],
+        )
+    ]
+    run = RunSpec(retrievals=records).load(suite="hard", n_items=60, split="calibration")
+
+    def candidates(capabilities: Capabilities) -> object:
+        scorer = _Answering(capabilities, words=2)
+        return run.for_model(scorer, lambda _line: None, progress=False).items[0].candidates
+
+    assert candidates(IN_PROCESS) == ("New York", "New Delhi", "Oslo")
+    assert candidates(CHAT_LOGPROBS) == ("New York", "Oslo")
+
+
+def test_an_unknown_probe_design_is_refused_in_one_line() -> None:
+    with pytest.raises(
+        ValueError, match=r"probes must be one of \['self-answer', 'codes'\], got probes='guess'"
+    ):
+        RunSpec(retrievals=_records(1), probes="guess").load(
+            suite="hard", n_items=60, split="calibration"
+        )

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from bookend_rag.lab.items.answers import normalize_answer
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.items.nq import NQ_SPLITS, load_records, nq_items, split_of
-from bookend_rag.lab.items.pool import normalize
 
 TOPICS = (
     "river castle violin harbour glacier orchard lantern meadow falcon quarry beacon tundra "
@@ -72,11 +72,11 @@ def _check_items(items: Sequence[Item], path: str | None, split: str, k: int) ->
         assert item.documents[item.gold] == record.document
         assert item.answer == record.answers[0] == item.candidates[item.gold]
         assert item.candidates.index(item.answer) == item.gold
-        assert len({normalize(c) for c in item.candidates}) == k  # distinct candidates
-        answers = [normalize(a) for a in record.answers]
+        assert len({normalize_answer(c) for c in item.candidates}) == k  # distinct candidates
+        answers = [normalize_answer(a) for a in record.answers]
         for j, document in enumerate(item.documents):
             if j != item.gold:  # no negative contains any of the question's answers
-                assert not any(a in normalize(document) for a in answers), (item.item_id, j)
+                assert not any(a in normalize_answer(document) for a in answers), (item.item_id, j)
         assert list(item.scores) == sorted(item.scores, reverse=True)
 
 

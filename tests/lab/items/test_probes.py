@@ -173,7 +173,7 @@ def test_each_reason_to_skip_is_counted_with_the_retrievals_it_names() -> None:
     assert [item.item_id for item in probes.items] == ["retrieval:5"]
     assert probes.unscored == [5]
     summary = probes.summary()
-    assert summary.startswith("1 probe from 6 retrievals; 1 skipped: fewer than 2 documents")
+    assert summary.startswith("1 codes probe from 6 retrievals; 1 skipped: fewer than 2 documents")
     assert f"2 skipped: {SKIP_REASONS['duplicate']}" in summary
     assert probes.to_json()["skipped"][SKIP_REASONS["many"]] == [2]
 

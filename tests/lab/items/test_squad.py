@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 from bookend_rag.lab.items import squad
+from bookend_rag.lab.items.answers import normalize_answer
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import SPLIT_SHARES, normalize, score_matrix
+from bookend_rag.lab.items.pool import SPLIT_SHARES, score_matrix
 from bookend_rag.lab.items.squad import load_paragraphs, split_of, squad_items
 
 try:
@@ -96,11 +97,11 @@ def _check_items(items: Sequence[Item], path: str | None, split: str, k: int) ->
         assert [d == paragraph.document for d in item.documents].count(True) == 1
         assert item.documents[item.gold] == paragraph.document
         assert item.answer == question.answers[0] == item.candidates[item.gold]
-        assert len({normalize(c) for c in item.candidates}) == k  # distinct candidates
-        answers = [normalize(a) for a in question.answers]
+        assert len({normalize_answer(c) for c in item.candidates}) == k  # distinct candidates
+        answers = [normalize_answer(a) for a in question.answers]
         for j, document in enumerate(item.documents):
             if j != item.gold:  # no negative contains any of the question's answers
-                assert not any(a in normalize(document) for a in answers), (item.item_id, j)
+                assert not any(a in normalize_answer(document) for a in answers), (item.item_id, j)
                 own = [q.answers[0] for q in by_document[document].questions]
                 assert item.candidates[j] in own, (item.item_id, j)
         # The retriever's scores over the split's pool, in its order.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import torch
 import transformers
 
 from bookend_rag.lab.models import local as scoring
+from bookend_rag.lab.models.scorer import first_line, generate
 
 PROMPT = "Documents: the code of Lumen is 4411; Onyx moved to Oslo. Question: where? Answer:"
 CONTINUATIONS = ["Oslo", "4411", "O", "Lumen North", "a much longer answer, with commas"]
@@ -73,3 +75,42 @@ def test_cached_scores_match_full_sequence_scores(llama_config: Any, byte_tokeni
             logp = torch.log_softmax(tiny_lm(input_ids=torch.tensor([ids])).logits[0], dim=-1)
         full = sum(float(logp[t - 1, ids[t]]) for t in range(len(base), len(ids)))
         assert cached[k] == pytest.approx(full, abs=1e-3)
+
+
+def test_the_generated_answer_is_the_argmax_decode_and_is_cached(
+    llama_config: Any, byte_tokenizer: Any
+) -> None:
+    """``LocalScorer.generate``: the token-by-token argmax from the prompt (the definition of a
+    greedy answer), at most ``max_tokens`` tokens, cut to its first line; asked again, the call
+    cache answers."""
+    transformers.set_seed(0)
+    lm = transformers.AutoModelForCausalLM.from_config(llama_config).eval()
+    model = SimpleNamespace(lm=lm, tokenizer=byte_tokenizer, name="tiny")
+    start = len(byte_tokenizer.encode(PROMPT))
+    for max_tokens in (1, 6, 40):
+        ids = byte_tokenizer.encode(PROMPT)
+        for _ in range(max_tokens):
+            with torch.inference_mode():
+                token = int(lm(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
+            if token == byte_tokenizer.eos_token_id:
+                break
+            ids.append(token)
+        decoded = byte_tokenizer.decode(ids[start:], skip_special_tokens=True)
+        scorer = scoring.LocalScorer(model)
+        assert generate(scorer, PROMPT, max_tokens) == first_line(decoded)
+        assert generate(scorer, PROMPT, max_tokens) == first_line(decoded)
+        assert scorer.calls == 1
+
+
+def test_first_line_keeps_the_text_up_to_its_first_line_with_words() -> None:
+    assert first_line(" Paris.\nThe capital") == " Paris."
+    assert first_line("\n\n Oslo\nmore") == "\n\n Oslo"
+    assert first_line("no newline") == "no newline"
+    assert first_line(" \n ") == " \n "
+
+
+def test_a_scorer_that_cannot_generate_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match="object cannot generate an answer"):
+        generate(object(), PROMPT, 4)
+    with pytest.raises(ValueError, match="max_tokens must be >= 1, got max_tokens=0"):
+        generate(object(), PROMPT, 0)

@@ -30,6 +30,13 @@ _FACTS = [
 _TEMPLATE = "{% for d in documents %}{{ d }}\n\n{% endfor %}Question: {{ question }}\nAnswer:"
 
 
+def _question(query: int) -> str:
+    """The question a user asked: of the first fact the retriever returns for it."""
+    fact = (_FACTS[query % 4 :] + _FACTS[: query % 4])[0]
+    what = fact.format(_PLACES[query % len(_PLACES)], "which year").rstrip(".")
+    return f"{what}?"
+
+
 def _retrieve(query: int) -> list[tuple[Document, float]]:
     """What the retriever returns for a query: four passages with falling scores."""
     place = _PLACES[query % len(_PLACES)]
@@ -48,10 +55,12 @@ def test_record_tune_and_use_the_tuned_config_in_the_same_adapter(
     reorder = BookendReorder(model=SERVED, recorder=recorder)
     for query in range(24):
         pairs = _retrieve(query)
-        assert len(reorder.invoke(pairs)) == len(pairs)
+        placed = reorder.invoke({"documents": pairs, "question": _question(query)})
+        assert len(placed) == len(pairs)
     recorder.flush()
     recorded = list(read_retrievals(records))
     assert [r.source for r in recorded] == ["langchain"] * 24
+    assert [r.question for r in recorded] == [_question(q) for q in range(24)]
     assert [d.score for d in recorded[0].documents] == [s for _, s in _retrieve(0)]
     template = tmp_path / "prompt.j2"
     template.write_text(_TEMPLATE, encoding="utf-8")
@@ -62,8 +71,13 @@ def test_record_tune_and_use_the_tuned_config_in_the_same_adapter(
     assert main(argv) == 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "**Source.** probes built from your recorded retrievals" in report
-    assert "24 probes from 24 retrievals" in report
-    timing = json.loads((out / "report.json").read_text(encoding="utf-8"))["timing"]
+    found = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    source = found["settings"]["source"]
+    # Self-answer probes: the model's answer from each of the 4 documents of each retrieval.
+    assert f"{source['probes']} self-answer probes from 24 retrievals" in report
+    assert source["probes"] >= 4
+    assert 4 * source["probes"] <= source["generated_answers"] <= 4 * 24
+    timing = found["timing"]
     assert 0 < timing["model_calls"] <= 48
     assert f"{timing['prompt_tokens']:,} prompt tokens" in report
     # The same adapter takes the tuned config, and places as the core does with it.

@@ -51,7 +51,7 @@ from bookend_rag.lab.models.chat import (
 )
 from bookend_rag.lab.models.endpoint import EndpointScorer, top_logprobs
 from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer
-from bookend_rag.lab.models.scorer import ChatPrompt
+from bookend_rag.lab.models.scorer import ChatPrompt, first_line, generate
 
 #: The served name (conftest's servers' alias).
 SERVED = "SmolLM2-135M-Instruct"
@@ -253,6 +253,34 @@ def test_generation_is_the_greedy_decode_of_the_rendered_chat(
         assert scorer.settings()["method"] == "generation"
         assert scorer.calls == len(CHATS)  # the second score of each prompt came from the cache
     assert all(outputs)
+
+
+@pytest.mark.slow
+def test_every_served_scorer_generates_the_servers_greedy_answer_once(
+    upstream: LlamaCppServer, rendered: Callable[[ChatPrompt], str]
+) -> None:
+    """``generate`` (self-answer probes' one call per document): through /v1/completions the
+    server's greedy decode of the text, through the chat route of the chat, by both chat scorers
+    alike, each cut to its first line; a second request for the same answer is the cache's."""
+    chat = CHATS[0][0]
+    text = rendered(chat)
+    with EndpointScorer(upstream.url, SERVED) as completions:
+        answer = generate(completions, text, 8)
+        served = _completion(upstream.url, text, max_tokens=8)["choices"][0]["text"]
+        assert answer == first_line(served)
+        assert generate(completions, text, 8) == answer
+        assert completions.calls == 1
+    with (
+        ChatEndpointScorer(upstream.url, SERVED) as logprobs,
+        GenerationScorer(upstream.url, SERVED, max_tokens=8) as generation,
+    ):
+        answered = generate(logprobs, chat, 8)
+        generated = generation.score(chat, []).generated
+        assert generated is not None
+        assert answered == generate(generation, chat, 8) == first_line(generated)
+        assert answered
+        with pytest.raises(ValueError, match="got completion text"):
+            generate(logprobs, text, 8)
 
 
 @pytest.mark.slow

@@ -56,7 +56,7 @@ def test_report_pairs_on_shared_items_and_states_verdicts() -> None:
     text = markdown(report)
     assert "significantly ahead of retrieval; behind oracle" in text
     assert "## bookend eval: tiny.gguf, n = 10 items" in text
-    assert "**Source.** the built-in suite `nq` (answers known by construction)." in text
+    assert "**Source.** the built-in suite `nq` (real answers)." in text
 
 
 def test_generated_answers_get_mcnemar_and_the_items_they_need() -> None:

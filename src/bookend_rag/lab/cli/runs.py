@@ -45,9 +45,19 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     p.add_argument(
         "--retrievals",
         metavar="FILE",
-        help="your recorded retrievals (JSON Lines, bookend-retrievals/1): probe items with "
-        "answers known by construction are built from them, no labels needed (--items: at most "
-        "this many, default all); --items-file, when given too, is preferred",
+        help="your recorded retrievals (JSON Lines, bookend-retrievals/1): probe items are "
+        "built from them, no labels needed (--items: at most this many, default all); "
+        "--items-file, when given too, is preferred",
+    )
+    p.add_argument(
+        "--probes",
+        choices=("self-answer", "codes"),
+        default="self-answer",
+        help="how probes are built from --retrievals: your question, with the model's own "
+        "answer from each document alone as the candidates and the top document's as the "
+        "target (self-answer, default: one short generation per document); or an inserted "
+        "code per document (codes: no generation, but its position curve was measured unlike "
+        "real questions'; kept for comparison)",
     )
     p.add_argument(
         "--suite",
@@ -141,6 +151,7 @@ def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: in
         retrievers=getattr(args, "retriever", None),
         template=args.template,
         retrievals=retrievals,
+        probes=getattr(args, "probes", "self-answer"),
     )
 
 

@@ -6,7 +6,9 @@ tokenizer: the distinct prompts, those not yet in the call cache (the calls a ru
 their tokens (:func:`~bookend_rag.lab.experiments.budget.request_tokens`). For ``bookend eval`` the
 plan is the run's own (exact, the oracle's one extra prompt per item aside); for ``bookend tune``
 it is an upper bound (every candidate on every item; the race eliminates candidates and stops at
-the budget), capped by ``--max-calls`` and ``--max-tokens``.
+the budget), capped by ``--max-calls`` and ``--max-tokens``. Self-answer probes add their answers'
+generation requests (:func:`answers_estimate`), and their scoring is priced with placeholder
+answers of the longest length generated (so an upper bound too).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from bookend_rag.lab.experiments.budget import request_tokens
 from bookend_rag.lab.models.scorer import Prompt, Scorer
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "answers_estimate", "estimate"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,16 @@ class Estimate:
     prompt_tokens: int
     upper_bound: bool
     tokenizer: str
+
+    def __add__(self, other: Estimate) -> Estimate:
+        """Both plans' spending together (a bound when either is)."""
+        return Estimate(
+            self.requests + other.requests,
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.upper_bound or other.upper_bound,
+            self.tokenizer,
+        )
 
     def capped(self, max_calls: int | None, max_tokens: int | None) -> Estimate:
         """The estimate within a run's budget: a run stops when either limit is reached."""
@@ -77,3 +89,11 @@ def estimate(
     todo = [(p, c) for p, c in plan.items() if not scorer.is_cached(p, c)]
     spent = sum(known[p] if p in known else request_tokens(scorer, p, c) for p, c in todo)
     return Estimate(len(plan), len(todo), spent, upper_bound, scorer.model_id)
+
+
+def answers_estimate(scorer: Scorer, prompts: Sequence[Prompt]) -> Estimate:
+    """What generating the self-answer probes' answers costs: one request per distinct prompt
+    (each one document long), priced by its prompt tokens (the generated tokens, at most
+    :data:`~bookend_rag.lab.items.self_answer.ANSWER_TOKENS` each, are billed as output).
+    Empty for no prompts."""
+    return estimate(scorer, dict.fromkeys(prompts, ()), upper_bound=False)

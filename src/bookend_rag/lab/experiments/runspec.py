@@ -6,8 +6,10 @@ and ``calibrate`` each take one, beside the model (a
 
 Which source decides, recorded in the report's ``settings["source"]``: labelled items (a file or
 a list) when given, even beside retrievals (items with real answers stay the preferred source);
-else probes from retrievals (:mod:`~bookend_rag.lab.items.probes`), built once the model is
-loaded, since its tokenizer draws their codes (:meth:`RunItems.for_model`); else a built-in suite.
+else probes from retrievals, built once the model is loaded (:meth:`RunItems.for_model`), since
+the model answers each document for self-answer probes (:mod:`~bookend_rag.lab.items.self_answer`,
+the default) and its tokenizer draws the codes of code probes
+(:mod:`~bookend_rag.lab.items.probes`); else a built-in suite.
 """
 
 from __future__ import annotations
@@ -20,13 +22,27 @@ from typing import Any
 from bookend_rag.lab.experiments.setup import run_families, source_settings, templated
 from bookend_rag.lab.experiments.trials import retriever_names
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import probe_items
+from bookend_rag.lab.items.probes import Probes, probe_items
+from bookend_rag.lab.items.self_answer import ANSWER_TOKENS, self_answer_items
 from bookend_rag.lab.items.suites import load_items
 from bookend_rag.lab.items.template import PromptTemplate, TemplateLike, template_of
-from bookend_rag.lab.models.scorer import Scorer, context_length, exact_tokens
+from bookend_rag.lab.models.scorer import (
+    Prompt,
+    Scorer,
+    capabilities,
+    context_length,
+    exact_tokens,
+    generate,
+)
+from bookend_rag.lab.progress import progress_bar
 from bookend_rag.retrievals import RetrievalRecord, read_retrievals
 
-__all__ = ["DEFAULT_K", "RunItems", "RunSpec"]
+__all__ = ["DEFAULT_K", "PROBE_DESIGNS", "RunItems", "RunSpec"]
+
+#: How probes are built from retrievals: the model's own answers to the user's question
+#: (:mod:`~bookend_rag.lab.items.self_answer`, the default), or inserted codes
+#: (:mod:`~bookend_rag.lab.items.probes`, kept for the comparison that chose the default).
+PROBE_DESIGNS = ("self-answer", "codes")
 
 #: Documents per built-in item when a run is not told.
 DEFAULT_K = 10
@@ -59,9 +75,11 @@ class RunSpec:
             bookend's own completion prompt. The report records its name and hash.
         retrievals: recorded retrievals (a JSON Lines file of
             :class:`~bookend_rag.retrievals.RetrievalRecord`, or the records) to build probe
-            items from when ``items`` is ``None``: their codes are drawn with ``seed``, their
-            documents ranked by the recorded scores (retriever ``"file"`` only), and ``n_items``
-            caps them (``None``: every usable retrieval).
+            items from when ``items`` is ``None``: their documents ranked by the recorded scores
+            (retriever ``"file"`` only), and ``n_items`` caps them (``None``: every usable
+            retrieval).
+        probes: how probes are built (:data:`PROBE_DESIGNS`): ``"self-answer"`` (default) or
+            ``"codes"`` (drawn with ``seed``).
     """
 
     items: str | Path | Sequence[Item] | None = None
@@ -74,6 +92,7 @@ class RunSpec:
     retrievers: Sequence[str] | None = None
     template: TemplateLike = None
     retrievals: str | Path | Sequence[RetrievalRecord] | None = None
+    probes: str = PROBE_DESIGNS[0]
 
     def sized(self, *, suite: str, n_items: int, split: str) -> tuple[str, int, int, str]:
         """The run's suite, K, number of built-in items and split: this spec's, else the
@@ -118,6 +137,10 @@ class RunSpec:
         """The run of probes from :attr:`retrievals`, read and checked now; the items are built
         by :meth:`RunItems.for_model`."""
         assert self.retrievals is not None
+        if self.probes not in PROBE_DESIGNS:
+            raise ValueError(
+                f"probes must be one of {list(PROBE_DESIGNS)}, got probes={self.probes!r}"
+            )
         if self.retrievers is not None and list(self.retrievers) != ["file"]:
             raise ValueError(
                 "probes keep the retriever's own order: retrievers must be ['file'] with "
@@ -133,7 +156,7 @@ class RunSpec:
             raise ValueError(f"retrievals={_named(self.retrievals)!r} holds no retrieval")
         named = _named(self.retrievals)
         settings = source_settings(None, "", 0, None, self.seed, None, "", retrievals=named)
-        pending = _Pending(records, self.n_items, self.seed)
+        pending = _Pending(records, self.n_items, self.seed, self.probes)
         return RunItems([], prompt, ["file"], settings, pending)
 
 
@@ -148,6 +171,8 @@ class RunItems:
         settings: the report settings that name the items and their ``source``
             (:func:`~bookend_rag.lab.experiments.setup.source_settings`).
         pending: the retrievals whose probes :meth:`for_model` builds (``None``: none).
+        unanswered: the generation prompts of self-answer probes built for a dry run, whose
+            answers are placeholders: what the answers would cost.
     """
 
     items: list[Item]
@@ -155,26 +180,31 @@ class RunItems:
     retrievers: list[str]
     settings: dict[str, Any]
     pending: _Pending | None = None
+    unanswered: tuple[Prompt, ...] = ()
 
-    def for_model(self, scorer: Scorer, say: Callable[[str], None]) -> RunItems:
-        """The items the run scores on ``scorer``: the probes of the pending retrievals, with
-        codes that are single tokens of its tokenizer and prompts within its context, said in one
-        line to ``say`` (:meth:`~bookend_rag.lab.items.probes.Probes.summary`); other items as
-        they are.
+    def for_model(
+        self,
+        scorer: Scorer,
+        say: Callable[[str], None],
+        *,
+        answer: bool = True,
+        progress: bool = True,
+    ) -> RunItems:
+        """The items the run scores on ``scorer``: the probes of the pending retrievals, said in
+        one line to ``say`` (:meth:`~bookend_rag.lab.items.probes.Probes.summary`); other items
+        as they are. Self-answer probes take the model's answer from each document (a progress
+        bar counts them; ``answer=False``, for a dry run, generates nothing and gives each
+        document a placeholder answer of :data:`ANSWER_TOKENS` words, an upper bound on what
+        scoring it costs); code probes draw codes that are single tokens of its tokenizer. Both
+        keep prompts within its context.
 
         Raises:
             ValueError: when no retrieval gives a probe, with the reasons counted.
         """
         if self.pending is None:
             return self
-        exact = exact_tokens(scorer)
-        probes = probe_items(
-            self.pending.records,
-            seed=self.pending.seed,
-            template=self.template,
-            token_length=scorer.token_length if exact else None,
-            context=context_length(scorer),
-        )
+        unanswered: list[Prompt] = []
+        probes = self._probes(scorer, unanswered if not answer else None, progress=progress)
         items = probes.items[: self.pending.limit]
         if not items:
             raise ValueError(
@@ -182,19 +212,70 @@ class RunItems:
                 f"{probes.summary()}"
             )
         say(probes.summary())
+        if unanswered:
+            say(f"dry run: {len(unanswered)} answers not generated (one request each, priced)")
         source = self.settings["source"] | probes.to_json() | {"used": len(items)}
         settings = self.settings | {"n_items": len(items), "source": source}
-        return replace(self, items=templated(items, self.template), settings=settings, pending=None)
+        return replace(
+            self,
+            items=templated(items, self.template),
+            settings=settings,
+            pending=None,
+            unanswered=tuple(unanswered),
+        )
+
+    def _probes(self, scorer: Scorer, unanswered: list[Prompt] | None, *, progress: bool) -> Probes:
+        """The probes of the pending retrievals; with ``unanswered`` (a dry run), no answer is
+        generated: each document gets a placeholder and its prompt is kept there."""
+        assert self.pending is not None
+        exact = exact_tokens(scorer)
+        token_length = scorer.token_length if exact else None
+        if self.pending.design == "codes":
+            return probe_items(
+                self.pending.records,
+                seed=self.pending.seed,
+                template=self.template,
+                token_length=token_length,
+                context=context_length(scorer),
+            )
+        caps = capabilities(scorer)
+        documents = sum(len(r.documents) for r in self.pending.records)
+        placeholders = iter(range(documents))
+
+        def placeholder(prompt: Prompt) -> str:
+            assert unanswered is not None
+            unanswered.append(prompt)
+            return " ".join([str(next(placeholders)), *["x"] * (ANSWER_TOKENS - 1)])
+
+        enabled = progress and unanswered is None
+        with progress_bar(documents, "answers", unit="call", enabled=enabled) as bar:
+
+            def generated(prompt: Prompt) -> str:
+                text = generate(scorer, prompt, ANSWER_TOKENS)
+                bar.update()
+                return text
+
+            return self_answer_items(
+                self.pending.records,
+                generated if unanswered is None else placeholder,
+                seed=self.pending.seed,
+                template=self.template,
+                token_length=token_length,
+                context=context_length(scorer),
+                distinct_first_words=caps.logprobs and not caps.full_continuation,
+                limit=self.pending.limit,
+            )
 
 
 @dataclass(frozen=True)
 class _Pending:
     """Retrievals whose probes are built once the model is known: the records, the most probes
-    to keep (``None``: all) and the seed of their codes."""
+    to keep (``None``: all), the seed of their codes and the design (:data:`PROBE_DESIGNS`)."""
 
     records: tuple[RetrievalRecord, ...]
     limit: int | None
     seed: int
+    design: str
 
 
 def _named(retrievals: str | Path | Sequence[RetrievalRecord]) -> str:

@@ -44,7 +44,7 @@ from bookend_rag.lab.experiments.candidates import (
     Candidates,
     fixed_candidates,
 )
-from bookend_rag.lab.experiments.cost import Estimate, estimate
+from bookend_rag.lab.experiments.cost import Estimate, answers_estimate, estimate
 from bookend_rag.lab.experiments.folds import Folds
 from bookend_rag.lab.experiments.judging import Judging
 from bookend_rag.lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
@@ -168,7 +168,7 @@ def tune(
     if loaded.pending is None:  # probes are counted once built, with the model's tokenizer
         Folds.of_items(loaded.items, folds)
     with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
-        loaded = loaded.for_model(model, say)
+        loaded = loaded.for_model(model, say, answer=not dry_run, progress=progress)
         folded = Folds.of_items(loaded.items, folds)
         spec = theory_spec(theory, model)
         default = default_model(theory, model)
@@ -178,7 +178,10 @@ def tune(
         judging = Judging(model, loaded.items, ranked, folded, metrics, budget, run.seed, progress)
         run_k = _common_k(loaded.items)
         if dry_run:
-            cost = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
+            cost = _upper_cost(judging, spec, default, run_k) + answers_estimate(
+                model, loaded.unanswered
+            )
+            cost = cost.capped(max_calls, max_tokens)
             kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
             config = bookend_rag.PlacementConfig(model=default)
             found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}

@@ -13,8 +13,6 @@ that ships in ``bookend_rag/lab/data``.
 from __future__ import annotations
 
 import hashlib
-import re
-import string
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -23,6 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from bookend_rag.lab.items.answers import normalize_answer
 from bookend_rag.lab.items.item import Item
 from bookend_rag.lab.retrieval import MiniLMRetriever, bm25_tokens
 
@@ -34,7 +33,6 @@ __all__ = [
     "check_request",
     "in_turn",
     "mine_item",
-    "normalize",
     "score_matrix",
     "titled",
 ]
@@ -86,12 +84,6 @@ def titled(title: str, text: str) -> str:
     return f"(Title: {title}) {text}"
 
 
-def normalize(text: str) -> str:
-    """SQuAD answer normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
-
-
 def mine_item(
     *,
     item_id: str,
@@ -108,24 +100,25 @@ def mine_item(
     ``None`` when the pool holds too few negatives.
 
     The pool is walked in the retriever's order (``scores``, higher first); a passage becomes a
-    negative when it contains none of ``answers`` (after :func:`normalize`) and one of its
+    negative when it contains none of ``answers`` (after
+    :func:`~bookend_rag.lab.items.answers.normalize_answer`) and one of its
     ``offers`` (answers of its own questions, in preference order) is distinct, after
     normalisation, from every candidate already taken: its first such offer is its candidate. The
     gold candidate is ``answers[0]``. The ``k`` documents are ranked by the same scores.
     """
-    wanted = [normalize(a) for a in answers]
+    wanted = [normalize_answer(a) for a in answers]
     taken = {wanted[0]}
     chosen, candidates = [gold], {gold: answers[0]}
     for j in (int(j) for j in np.argsort(-scores, kind="stable")):
         if len(chosen) == k:
             break
-        haystack = normalize(documents[j])
+        haystack = normalize_answer(documents[j])
         if j == gold or any(a and a in haystack for a in wanted):
             continue
-        offer = next((o for o in offers[j] if normalize(o) not in taken), None)
+        offer = next((o for o in offers[j] if normalize_answer(o) not in taken), None)
         if offer is None:
             continue
-        taken.add(normalize(offer))
+        taken.add(normalize_answer(offer))
         chosen.append(j)
         candidates[j] = offer
     if len(chosen) < k:

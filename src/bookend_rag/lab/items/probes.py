@@ -62,7 +62,9 @@ __all__ = [
     "Probes",
     "probe_items",
     "probe_question",
+    "retriever_scores",
     "statement",
+    "top_document",
 ]
 
 #: The family of every probe item (reports group items by family).
@@ -113,6 +115,9 @@ SKIP_REASONS = {
     "duplicate": "no phrase of the retriever's first document names it alone (a duplicate)",
     "codes": "too few code words absent from its documents and template",
     "context": "longer than the model's context",
+    "question": "no question recorded (self-answer probes ask the user's own)",
+    "unanswered": "no answer from the retriever's first document alone",
+    "agree": "one answer from every document (no other candidate)",
 }
 
 
@@ -143,6 +148,9 @@ class Probes:
         seed: the seed the codes were drawn with.
         context: the model's context in tokens that prompts were checked against (``None``: not
             known, not checked).
+        design: how the items were built: ``"codes"`` (this module) or ``"self-answer"``
+            (:mod:`~bookend_rag.lab.items.self_answer`).
+        answers: the answers generated for self-answer probes (generation calls).
     """
 
     items: list[Item]
@@ -152,10 +160,14 @@ class Probes:
     multi_token: list[int] = field(default_factory=list)
     seed: int = 0
     context: int | None = None
+    design: str = "codes"
+    answers: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The report's record of the probes."""
         return {
+            "design": self.design,
+            "generated_answers": self.answers,
             "records": self.records,
             "probes": len(self.items),
             "skipped": {SKIP_REASONS[k]: v for k, v in self.skipped.items()},
@@ -170,7 +182,7 @@ class Probes:
         """One line: the probes built, and each reason a retrieval was skipped, counted."""
         made = "probe" if len(self.items) == 1 else "probes"
         read = "retrieval" if self.records == 1 else "retrievals"
-        parts = [f"{len(self.items)} {made} from {self.records} {read}"]
+        parts = [f"{len(self.items)} {self.design} {made} from {self.records} {read}"]
         parts += [f"{len(v)} skipped: {SKIP_REASONS[k]}" for k, v in self.skipped.items()]
         if self.unscored:
             parts.append(f"{len(self.unscored)} without scores, kept in the retriever's order")
@@ -249,13 +261,8 @@ def _probe(
         return "few"
     if k > MAX_DOCUMENTS:
         return "many"
-    recorded = [d.score for d in record.documents]
-    scores = (
-        tuple(float(s) for s in recorded if s is not None)
-        if all(s is not None for s in recorded)
-        else tuple(1.0 / (i + 1) for i in range(k))
-    )
-    target = max(range(k), key=lambda i: (scores[i], -i))
+    scores = retriever_scores(record)
+    target = top_document(scores)
     if not texts[target].split():
         return "empty"
     lead = answer_text(template.prompt(texts, "?"), "x")[:-1]
@@ -282,6 +289,20 @@ def _probe(
         if token_length(prompt_text(prompt)) + token_length(lead + item.answer) > context:
             return "context"
     return item, several
+
+
+def retriever_scores(record: RetrievalRecord) -> tuple[float, ...]:
+    """The recorded scores, or where a document has none the core's reciprocal-rank prior
+    ``1 / (i + 1)`` for every document (the retriever's order kept)."""
+    recorded = [d.score for d in record.documents]
+    if all(s is not None for s in recorded):
+        return tuple(float(s) for s in recorded if s is not None)
+    return tuple(1.0 / (i + 1) for i in range(len(recorded)))
+
+
+def top_document(scores: Sequence[float]) -> int:
+    """The retriever's first document: the highest score, the first on ties."""
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
 
 
 def _with_statement(text: str, code: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bookend_rag.lab.models.scorer import Continuations, Prompt, prompt_key
 
-__all__ = ["CallCache", "call_key"]
+__all__ = ["CallCache", "call_key", "generation_key"]
 
 
 def call_key(model_id: str, prompt: Prompt, continuations: Sequence[str]) -> str:
@@ -26,6 +26,13 @@ def call_key(model_id: str, prompt: Prompt, continuations: Sequence[str]) -> str
     (a chat prompt as its :func:`~bookend_rag.lab.models.scorer.prompt_key`)."""
     text = json.dumps([model_id, prompt_key(prompt), list(continuations)], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def generation_key(model_id: str, prompt: Prompt, max_tokens: int) -> str:
+    """The cache key of one generation (a greedy answer of at most ``max_tokens`` tokens, stored
+    as a result with ``generated`` and no log-probabilities): apart from every scoring call's,
+    since the model id it hashes names the kind of call."""
+    return call_key(f"{model_id}|generate:max_tokens={max_tokens}", prompt, [])
 
 
 class CallCache:

@@ -85,8 +85,8 @@ def first_token(candidate: str, top: dict[str, float]) -> str | None:
 
 
 class _ChatRoute(ServedScorer):
-    """What both chat scorers share: the chat request and the refusal of a server without the
-    chat route."""
+    """What both chat scorers share: the chat request, the greedy answer (``generate``) and the
+    refusal of a server without the chat route."""
 
     def _chat(self, prompt: ChatPrompt, prefix: str = "", **fields: Any) -> dict[str, Any]:
         messages = prompt.as_dicts()
@@ -107,6 +107,16 @@ class _ChatRoute(ServedScorer):
             raise
         self.requests += 1
         return answer
+
+    async def _generate(self, prompt: ChatPrompt, max_tokens: int) -> str:
+        answer = await self._post_chat(self._chat(prompt, max_tokens=max_tokens))
+        try:
+            content = answer["choices"][0]["message"].get("content")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise ValueError(
+                f"{self.base_url}/chat/completions answered without choices[0].message"
+            ) from None
+        return content if isinstance(content, str) else ""
 
 
 class ChatEndpointScorer(_ChatRoute, TopTokens):
@@ -330,16 +340,6 @@ class GenerationScorer(_ChatRoute):
         await self._check_model()
         await self._generate(_PROBE, 1)
         await self._find_tokenizer()
-
-    async def _generate(self, prompt: ChatPrompt, max_tokens: int) -> str:
-        answer = await self._post_chat(self._chat(prompt, max_tokens=max_tokens))
-        try:
-            content = answer["choices"][0]["message"].get("content")
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise ValueError(
-                f"{self.base_url}/chat/completions answered without choices[0].message"
-            ) from None
-        return content if isinstance(content, str) else ""
 
     async def _score(self, prompt: ChatPrompt, continuations: list[str]) -> Continuations:
         return Continuations((), (), await self._generate(prompt, self.max_tokens))

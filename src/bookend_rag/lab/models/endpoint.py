@@ -61,7 +61,7 @@ from typing import Any, Literal, TypedDict, Unpack
 
 import httpx
 
-from bookend_rag.lab.models.cache import CallCache, call_key
+from bookend_rag.lab.models.cache import CallCache, call_key, generation_key
 from bookend_rag.lab.models.scorer import (
     COMPLETION_LOGPROBS,
     Capabilities,
@@ -69,6 +69,7 @@ from bookend_rag.lab.models.scorer import (
     Continuations,
     Prompt,
     answer_text,
+    first_line,
 )
 
 __all__ = [
@@ -280,6 +281,25 @@ class ServedScorer:
             self.cache.put(key, found)
         return found
 
+    def generate(self, prompt: Prompt, max_tokens: int) -> str:
+        """The served model's greedy answer after ``prompt`` (``temperature=0``), at most
+        ``max_tokens`` tokens, cut to its first line
+        (:func:`~bookend_rag.lab.models.scorer.first_line`; cached).
+
+        Raises:
+            ValueError: for a prompt of a kind this scorer does not take.
+            EndpointError: when the server fails after the retries.
+        """
+        self._accept(prompt)
+        key = generation_key(self.model_id, prompt, max_tokens)
+        found = self.cache.get(key)
+        if found is None:
+            text = first_line(self._run(self._generate(prompt, max_tokens)))
+            found = Continuations((), (), text)
+            self.calls += 1
+            self.cache.put(key, found)
+        return found.generated or ""
+
     def settings(self) -> dict[str, Any]:
         """How this scorer measured, for a report (the counts are this object's calls)."""
         return {
@@ -327,6 +347,9 @@ class ServedScorer:
         raise NotImplementedError
 
     async def _score(self, prompt: Any, continuations: list[str]) -> Continuations:
+        raise NotImplementedError  # pragma: no cover
+
+    async def _generate(self, prompt: Any, max_tokens: int) -> str:
         raise NotImplementedError  # pragma: no cover
 
     async def _send(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
@@ -564,6 +587,22 @@ class EndpointScorer(ServedScorer, TopTokens):
                 "llama-cpp-python, start the server with --logits_all true)"
             )
         return top
+
+    async def _generate(self, prompt: str, max_tokens: int) -> str:
+        url = self.base_url + "/completions"
+        body = {
+            "model": self.served_model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+        }
+        answer = await self._send("POST", url, body)
+        self.requests += 1
+        try:
+            text = answer["choices"][0]["text"]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError(f"{url} answered without choices[0].text") from None
+        return text if isinstance(text, str) else ""
 
     def _completion(self, text: str) -> dict[str, Any]:
         return {

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import bookend_rag
 from bookend_rag.lab import deps
-from bookend_rag.lab.models.cache import CallCache, call_key
+from bookend_rag.lab.models.cache import CallCache, call_key, generation_key
 from bookend_rag.lab.models.scorer import (
     IN_PROCESS,
     Capabilities,
@@ -38,6 +38,7 @@ from bookend_rag.lab.models.scorer import (
     Continuations,
     Prompt,
     answer_text,
+    first_line,
 )
 from bookend_rag.lab.models.weights import resolve_weights
 from bookend_rag.spec import preset_key
@@ -148,6 +149,38 @@ def prompt_ids(tokenizer: Any, prompt: Prompt) -> list[int]:
     else:
         ids = tokenizer.encode(prompt)
     return ids
+
+
+def greedy_answer(lm: Any, tokenizer: Any, prompt: Prompt, max_tokens: int) -> str:
+    """The model's greedy continuation of ``prompt``, at most ``max_tokens`` tokens, decoded
+    without special tokens and cut to its first line (:func:`first_line`): generation stops at
+    the end-of-sequence token or once that line has ended."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    ids = torch.tensor([prompt_ids(tokenizer, prompt)])
+    start = ids.shape[1]
+
+    def text_of(sequence: Any) -> str:
+        decoded: str = tokenizer.decode(sequence[start:], skip_special_tokens=True)
+        return decoded
+
+    class _LineEnded(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            text = text_of(input_ids[0])
+            ended = first_line(text) != text
+            return torch.full((input_ids.shape[0],), ended, dtype=torch.bool)
+
+    with torch.inference_mode():
+        out = lm.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.eos_token_id,
+            stopping_criteria=StoppingCriteriaList([_LineEnded()]),
+        )
+    return first_line(text_of(out[0]))
 
 
 def score_continuations(
@@ -304,3 +337,14 @@ class LocalScorer:
             self.calls += 1
             self.cache.put(key, found)
         return found
+
+    def generate(self, prompt: Prompt, max_tokens: int) -> str:
+        """The model's greedy answer after ``prompt``, at most ``max_tokens`` tokens (cached)."""
+        key = generation_key(self.model_id, prompt, max_tokens)
+        found = self.cache.get(key)
+        if found is None:
+            text = greedy_answer(self.model.lm, self.model.tokenizer, prompt, max_tokens)
+            found = Continuations((), (), text)
+            self.calls += 1
+            self.cache.put(key, found)
+        return found.generated or ""

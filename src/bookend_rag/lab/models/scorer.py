@@ -52,6 +52,8 @@ __all__ = [
     "context_length",
     "endpoint_settings",
     "exact_tokens",
+    "first_line",
+    "generate",
     "own_spec",
     "prompt_key",
     "prompt_text",
@@ -151,6 +153,35 @@ def exact_tokens(scorer: object) -> bool:
     return not capabilities(scorer).served or getattr(scorer, "tokenizer", None) is not None
 
 
+def first_line(text: str) -> str:
+    """``text`` up to the end of its first line that holds more than white space (the white space
+    before it kept): what :func:`generate` returns of a generation."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    return text if end < 0 else text[:end]
+
+
+def generate(scorer: object, prompt: Prompt, max_tokens: int) -> str:
+    """The model's greedy answer after ``prompt``: at most ``max_tokens`` tokens, cut to its first
+    line (:func:`first_line`; a backend may stop generating there), through the scorer's optional
+    ``generate(prompt, max_tokens)`` member (every backend of bookend's has one: in process,
+    completions and both chat routes), answered from its call cache when asked before.
+
+    Raises:
+        ValueError: for a scorer without ``generate``, or ``max_tokens < 1``.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got max_tokens={max_tokens!r}")
+    found = getattr(scorer, "generate", None)
+    if not callable(found):
+        raise ValueError(
+            f"{type(scorer).__name__} cannot generate an answer (it has no generate member), "
+            "which self-answer probes need"
+        )
+    text: str = found(prompt, max_tokens)
+    return text
+
+
 def endpoint_settings(scorer: object) -> dict[str, Any] | None:
     """A report's ``endpoint`` entry: how a served model was scored (its ``settings()``), ``None``
     for a scorer that is not served (its :class:`Capabilities`)."""
@@ -230,7 +261,8 @@ class Scorer(Protocol):
     (:func:`capabilities`), ``spec``, its model's theory spec (:func:`own_spec`), ``weights``, the
     path of its local weights (:func:`weights_path`), ``context_length``, the tokens its model
     reads at most (:func:`context_length`), ``settings()``, a served model's report entry
-    (:func:`endpoint_settings`), and ``close()``, which a run that built the scorer calls at its
+    (:func:`endpoint_settings`), ``generate(prompt, max_tokens)``, its greedy answer
+    (:func:`generate`), and ``close()``, which a run that built the scorer calls at its
     end (:func:`~bookend_rag.lab.models.backends.scorer_for`).
 
     Attributes:

@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PROBE_MEASURED", "probe_caution", "source_sentence"]
+__all__ = ["GENERATED", "PROBE_MEASURED", "probe_caution", "source_sentence"]
 
 #: tune's candidates measured on the run's own items (a slot table, a profile fitted to it). From
 #: probes, such a choice was measurably behind the labelled decision on labelled evaluation items
 #: (``bench/RESULTS.md``, "Label-free tuning": records, SmolLM2, bookend's prompt).
 PROBE_MEASURED = ("measured-slots", "fitted")
+
+#: The built-in suites whose items are generated (the others are real questions with real answers).
+GENERATED = ("hard", "lookup")
 
 
 def source_sentence(settings: Mapping[str, Any]) -> str:
@@ -34,7 +37,8 @@ def source_sentence(settings: Mapping[str, Any]) -> str:
             else ""
         )
         return f"**Source.** labelled items (`{settings['items']}`){aside}."
-    return f"**Source.** the built-in suite `{settings['suite']}` (answers known by construction)."
+    how = "answers known by construction" if settings["suite"] in GENERATED else "real answers"
+    return f"**Source.** the built-in suite `{settings['suite']}` ({how})."
 
 
 def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
