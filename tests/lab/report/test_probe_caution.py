@@ -1,18 +1,19 @@
-"""The tune report's caution where probes chose an order measured on the probes themselves: the
-situation in which label-free tuning was measured behind the labelled decision."""
+"""The tune report's caution where code probes chose an order measured on the probes themselves:
+the situation in which label-free tuning was measured behind the labelled decision."""
 
 import pytest
 
 from bookend_rag.lab.report.source import PROBE_MEASURED, probe_caution
 
-PROBES = {"source": {"kind": "probes", "retrievals": "r.jsonl", "summary": "", "used": 1}}
+SOURCE = {"kind": "probes", "retrievals": "r.jsonl", "summary": "", "used": 1}
+PROBES = {"source": SOURCE | {"design": "codes"}}
 
 
 @pytest.mark.parametrize("chosen", PROBE_MEASURED)
 def test_a_probe_measured_choice_is_cautioned(chosen: str) -> None:
     caution = probe_caution(PROBES, chosen)
     assert caution is not None
-    assert caution.startswith(f"**Caution.** `{chosen}` was measured on probes.")
+    assert caution.startswith(f"**Caution.** `{chosen}` was measured on code probes.")
     assert "Label-free tuning" in caution
 
 
@@ -24,3 +25,9 @@ def test_a_fixed_order_from_probes_is_not_cautioned(chosen: str) -> None:
 @pytest.mark.parametrize("kind", ["labelled", "built-in"])
 def test_labelled_and_built_in_items_are_not_cautioned(kind: str) -> None:
     assert probe_caution({"source": {"kind": kind}}, "measured-slots") is None
+
+
+@pytest.mark.parametrize("chosen", PROBE_MEASURED)
+def test_a_choice_from_self_answer_probes_is_not_cautioned(chosen: str) -> None:
+    """Self-answer probes chose as the labels did in the cell where code probes were behind."""
+    assert probe_caution({"source": SOURCE | {"design": "self-answer"}}, chosen) is None

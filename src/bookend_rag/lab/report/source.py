@@ -42,15 +42,21 @@ def source_sentence(settings: Mapping[str, Any]) -> str:
 
 
 def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
-    """``**Caution.** ...`` when probes chose an order measured on the probes themselves (the
+    """``**Caution.** ...`` when code probes chose an order measured on the probes themselves (the
     situation in which the recorded evidence found the label-free decision measurably behind the
-    labelled one), else ``None``."""
-    if settings["source"]["kind"] != "probes" or chosen not in PROBE_MEASURED:
+    labelled one), else ``None``. Self-answer probes, the default, were not measured behind in any
+    cell checked so far (``bench/RESULTS.md``, "Label-free tuning")."""
+    source = settings["source"]
+    if source["kind"] != "probes" or source.get("design") != "codes":
+        return None
+    if chosen not in PROBE_MEASURED:
         return None
     return (
-        f"**Caution.** `{chosen}` was measured on probes. In the cell where label-free tuning "
-        "was checked against labels and chose such a table (ISO records, SmolLM2, bookend's "
-        "prompt), it was 37 points behind the labelled decision on labelled evaluation items "
-        '(bench/RESULTS.md, "Label-free tuning"). Check it on a few labelled items '
-        "(`bookend eval --items-file ... --config tuned=tuned.json`) before you use it."
+        f"**Caution.** `{chosen}` was measured on code probes. In the cell where label-free "
+        "tuning was checked against labels and code probes chose such a table (ISO records, "
+        "SmolLM2, bookend's prompt), it was 37 points behind the labelled decision on labelled "
+        'evaluation items (bench/RESULTS.md, "Label-free tuning"); self-answer probes (the '
+        "default, `--probes self-answer`) chose as the labels did there. Check it on a few "
+        "labelled items (`bookend eval --items-file ... --config tuned=tuned.json`) before you "
+        "use it."
     )
