@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.errors import not_the_callers, shown
@@ -322,8 +323,6 @@ class FrameworkAdapter(PlacementConfig):
         """A path becomes the process's one recorder of that file (checked now)."""
         return as_recorder(value)
 
-    _placers: PlacerCache[Any] | None = PrivateAttr(default=None)
-
     #: Who a retrieval record names as its writer.
     record_source: ClassVar[RecordSource]
 
@@ -379,11 +378,17 @@ class FrameworkAdapter(PlacementConfig):
         Raises:
             ValueError: a bad setting (``model_copy(update=...)`` skips validation).
         """
-        if self._placers is None:
-            self._placers = PlacerCache(self.item_text, self.item_source)
         values = self.__dict__  # the fields, without pydantic's attribute machinery
         settings = {name: values[name] for name in PLACEMENT_OPTIONS}
-        placer = self._placers.placer(
+        placer = _class_placers(type(self)).placer(
             settings, source_key=self.source_key, token_counter=self.current_token_counter()
         )
         return placer.with_question(question)
+
+
+@cache
+def _class_placers(adapter: type[FrameworkAdapter]) -> PlacerCache[Any]:
+    """The :class:`PlacerCache` of an adapter class, built once: it reads items by the class's
+    own static methods. Held per instance, it was a pydantic private attribute, whose every
+    read went through pydantic's ``__getattr__`` (two per call, a microsecond and more)."""
+    return PlacerCache(adapter.item_text, adapter.item_source)

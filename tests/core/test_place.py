@@ -470,3 +470,14 @@ def test_a_framework_text_that_is_no_string_is_named_when_the_lengths_are_read()
     )
     with pytest.raises(ValueError, match=r"text= must return a string, got None for items\[1\]"):
         placement.lengths  # noqa: B018 - reading them is the test
+
+
+def test_a_placement_built_by_keyword_equals_the_one_a_path_built() -> None:
+    placed = reorder(["a", "b", "c"], [0.3, 0.9, 0.1], repeat_top=True, suffix_tokens=0)
+    fields = ("order", "items", "relevance", "lengths", "scores", "dropped", "dropped_by_top_k")
+    fields += ("dropped_as_lookalikes", "strategy", "profile", "layout", "weight_rule")
+    fields += ("competition", "repeated", "notes")
+    rebuilt = bookend_rag.Placement(**{name: getattr(placed, name) for name in fields})
+    assert rebuilt == placed
+    assert rebuilt.repeated
+    assert rebuilt.weights.tolist() == placed.weights.tolist()

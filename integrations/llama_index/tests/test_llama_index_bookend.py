@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llama_index.core import Settings, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload, LlamaDebugHandler
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
@@ -321,6 +322,26 @@ def test_rerank_events_are_emitted() -> None:
     finally:
         dispatcher.event_handlers.remove(recorder)
     assert seen.index("ReRankStartEvent") < seen.index("ReRankEndEvent")
+
+
+def test_the_reranking_callback_event_reaches_a_handler_and_is_made_only_for_one() -> None:
+    nodes = _nodes(SCORES)
+    debug = LlamaDebugHandler()
+    placed = BookendNodePostprocessor(callback_manager=CallbackManager([debug])).postprocess_nodes(
+        nodes, query_str=QUERY
+    )
+    start, end = debug.get_event_pairs(CBEventType.RERANKING)[0]
+    assert start.payload is not None
+    assert start.payload[EventPayload.QUERY_STR] == QUERY
+    assert end.payload is not None
+    assert end.payload[EventPayload.NODES] == placed
+
+    class Unheard(CallbackManager):
+        def on_event_start(self, *args: Any, **kwargs: Any) -> str:
+            raise AssertionError("an event made for no handler")
+
+    quiet = BookendNodePostprocessor(callback_manager=Unheard())
+    assert quiet.postprocess_nodes(nodes, query_str=QUERY) == placed
 
 
 def test_lengths_do_not_depend_on_whether_a_query_engine_was_built() -> None:

@@ -145,10 +145,13 @@ def _frozen(value: object) -> object:
 def _file_states(settings: Mapping[str, Any]) -> tuple[tuple[str, tuple[int, int]] | None, ...]:
     """The real path and state of each file ``settings`` name (a profile file, a local
     tokenizer): a placer built from them is current while these stay the same."""
+    # Asked on every call of reorder and of an adapter, where both tokenizer settings are
+    # usually None: not asked of those.
+    tokenizer, counter = settings.get("tokenizer"), settings.get("token_counter")
     return (
         _file_state(settings.get("model")),
-        _tokenizer_state(settings.get("tokenizer")),
-        _tokenizer_state(settings.get("token_counter")),
+        None if tokenizer is None else _tokenizer_state(tokenizer),
+        None if counter is None else _tokenizer_state(counter),
     )
 
 
@@ -159,6 +162,9 @@ def _tokenizer_state(counter: object) -> tuple[str, tuple[int, int]] | None:
 
 def _file_state(path: object) -> tuple[str, tuple[int, int]] | None:
     """A file's real path and state, ``None`` when ``path`` names none."""
-    name = os.fspath(path) if isinstance(path, os.PathLike) else path
-    stamp = file_stamp(name)  # None unless name is a string that names a file
-    return None if stamp is None else (os.path.realpath(cast(str, name)), stamp)
+    if not isinstance(path, str):  # a model name, usually: no path object to convert
+        if not isinstance(path, os.PathLike):
+            return None
+        path = os.fspath(path)
+    stamp = file_stamp(path)  # None unless path is a string that names a file
+    return None if stamp is None else (os.path.realpath(cast(str, path)), stamp)

@@ -112,12 +112,15 @@ class ItemReader:
         string (the array path names it)."""
         if self.equal_lengths:
             return equal_lengths(len(items), 1.0)
-        if isinstance(self.text, StringText):
-            return partial(token_lengths, list(items), self.count, self.text)
-        texts = self.texts(items)
-        if not all_strings(texts):
-            return None
-        return partial(token_lengths, list(texts), self.count, None)
+        text = self.text
+        if isinstance(text, StringText):
+            return partial(token_lengths, list(items), self.count, text)
+        # Strings placed as they are (reorder's usual call) are checked once, here.
+        if text is not None or not all_strings(items):
+            items = self.texts(items)
+            if not all_strings(items):
+                return None
+        return partial(token_lengths, list(items), self.count, None)
 
     def source_keys(self, items: list[Any], chosen: Sequence[int]) -> list[Any] | None:
         """The source key of each chosen item, checked to be hashable (keys are grouped);

