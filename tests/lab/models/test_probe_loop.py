@@ -1,7 +1,9 @@
-"""The loop a team runs (docs/guides/loop.md), end to end on SmolLM2 behind a real server
-(llama-cpp-python's, conftest): a LangChain pipeline with bookend records its retrievals through
+"""The loop a team runs (docs/guides/loop.md), end to end on SmolLM2 behind upstream llama.cpp's
+``llama-server`` (conftest): a LangChain pipeline with bookend records its retrievals through
 the adapter's recorder, ``bookend tune --retrievals ... --template ... --endpoint ...`` measures
-on probes built from them, and the same adapter takes the ``tuned.json`` it wrote."""
+on self-answer probes built from them, and the same adapter takes the ``tuned.json`` it wrote.
+Not llama-cpp-python's server: it returns no log-probabilities for a context whose most likely
+next token ends the text, which a self-answer candidate of several tokens can reach."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from langchain_core.documents import Document
 
 import bookend_rag
 from bookend_rag.cli import main
-from bookend_rag.lab.models.llama_server import LlamaServer
+from bookend_rag.lab.models.llama_server import LlamaCppServer
 from bookend_rag.recorder import RetrievalRecorder
 from bookend_rag.retrievals import read_retrievals
 
@@ -48,7 +50,7 @@ def _retrieve(query: int) -> list[tuple[Document, float]]:
 
 @pytest.mark.slow
 def test_record_tune_and_use_the_tuned_config_in_the_same_adapter(
-    server: LlamaServer, tmp_path: Path
+    upstream: LlamaCppServer, tmp_path: Path
 ) -> None:
     records = tmp_path / "retrievals.jsonl"
     recorder = RetrievalRecorder(records)
@@ -65,7 +67,7 @@ def test_record_tune_and_use_the_tuned_config_in_the_same_adapter(
     template = tmp_path / "prompt.j2"
     template.write_text(_TEMPLATE, encoding="utf-8")
     out = tmp_path / "tuned"
-    argv = ["tune", "--endpoint", server.url, "--served-model", SERVED]
+    argv = ["tune", "--endpoint", upstream.url, "--served-model", SERVED]
     argv += ["--retrievals", str(records), "--template", str(template), "--max-calls", "48"]
     argv += ["--out", str(out), "--threads", "1", "--no-progress"]
     assert main(argv) == 0

@@ -1,6 +1,7 @@
-"""Probes from retrievals on the real SmolLM2: codes that are single tokens of its tokenizer, so
-each order costs one model call and no continuation pass, in bookend's completion prompt and in
-the model's own chat template; and the probes see the end the model reads best in each."""
+"""Code probes (``--probes codes``) from retrievals on the real SmolLM2: codes that are single
+tokens of its tokenizer, so each order costs one model call and no continuation pass, in bookend's
+completion prompt and in the model's own chat template; and the probes see the end the model
+reads best in each."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_each_order_is_one_call_with_no_continuation_pass(
     monkeypatch.setattr(scoring, "_batched_pass", refuse)
     before = smollm2.calls
     result = evaluate(
-        RunSpec(retrievals=_records(), template=template),
+        RunSpec(retrievals=_records(), template=template, probes="codes"),
         smollm2,
         random_draws=1,
         oracle=False,

@@ -584,7 +584,8 @@ class EndpointScorer(ServedScorer, TopTokens):
             raise ValueError(
                 f"{url} returned no next-token log-probabilities (logprobs="
                 f"{self.top_logprobs} was asked): bookend's metrics need them (with "
-                "llama-cpp-python, start the server with --logits_all true)"
+                "llama-cpp-python, start the server with --logits_all true; it also returns "
+                "none where the most likely next token ends the text: serve with llama-server)"
             )
         return top
 
