@@ -27,7 +27,10 @@ def test_labelled_and_built_in_items_are_not_cautioned(kind: str) -> None:
     assert probe_caution({"source": {"kind": kind}}, "measured-slots") is None
 
 
-@pytest.mark.parametrize("chosen", PROBE_MEASURED)
-def test_a_choice_from_self_answer_probes_is_not_cautioned(chosen: str) -> None:
-    """Self-answer probes chose as the labels did in the cell where code probes were behind."""
-    assert probe_caution({"source": SOURCE | {"design": "self-answer"}}, chosen) is None
+@pytest.mark.parametrize("chosen", ["default", "relevance", *PROBE_MEASURED])
+def test_every_choice_from_self_answer_probes_is_cautioned(chosen: str) -> None:
+    """Self-answer probes were measurably behind the labels in one of the cells checked."""
+    caution = probe_caution({"source": SOURCE | {"design": "self-answer"}}, chosen)
+    assert caution is not None
+    assert caution.startswith(f"**Caution.** `{chosen}` was chosen on self-answer probes")
+    assert "8.7 points behind" in caution
