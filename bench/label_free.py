@@ -11,7 +11,8 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
    document. Written to ``bench/tune-probes/DESIGN/CELL/retrievals.jsonl``; the evaluation items are
    another split, so calibration and evaluation stay disjoint.
 2. **Label-free tune.** ``bookend tune --retrievals --probes DESIGN`` on them (the labelled
-   tune's weights, dtype and template; ``--threads 1``) into ``bench/tune-probes/DESIGN/CELL/``,
+   tune's weights, dtype and template, except Gemma 3's dtype: float32, see :data:`MODELS`;
+   ``--threads 1``) into ``bench/tune-probes/DESIGN/CELL/``,
    and its ``--dry-run`` (a fresh cache, so every request counts) into ``dry-run.json``: what the
    decision costs on a hosted API. A cell whose labelled tune does not exist yet (the chat prompt
    on NQ, every SQuAD cell) runs it first, into the directory ``make tune`` and ``make prompts``
@@ -90,18 +91,22 @@ LABELLED_CHAT_COLUMN = "bookend-in-user-prompt"
 class Model:
     """A model's options as its labelled runs used them: the weights, the chat prompt (``make
     prompts``: SmolLM2's own chat template; Gemma 3's chat format written out, its base GGUF has
-    none) and the tunes' precision (an eval takes its report's, so that ``--reuse`` agrees)."""
+    none) and the tunes' precision (an eval takes its report's, so that ``--reuse`` agrees);
+    ``probe_dtype``, where set, is the label-free tunes' precision instead."""
 
     weights: str
     chat_template: str
     tune_dtype: str
     passage_tune_dtype: str
+    probe_dtype: str | None = None
 
 
 MODELS = {
     "smollm2": Model("smollm2", "bench/prompts/chat-json-records.json", "float32", "bfloat16"),
+    # Gemma 3's labelled tunes ran in bfloat16; its label-free ones run in float32, tune's default
+    # and on Gemma 3 its fastest engine (bench/model_speed.py: bfloat16 several times slower there).
     "gemma3": Model(
-        "gemma3-270m", "bench/prompts/gemma-chat-json-records.j2", "bfloat16", "bfloat16"
+        "gemma3-270m", "bench/prompts/gemma-chat-json-records.j2", "bfloat16", "bfloat16", "float32"
     ),
 }
 
@@ -163,6 +168,9 @@ class Cell:
         return (
             self.spec.passage_tune_dtype if self.suite in PASSAGE_SUITES else self.spec.tune_dtype
         )
+
+    def probe_dtype(self) -> str:
+        return self.spec.probe_dtype or self.tune_dtype()
 
     def eval_dtype(self) -> str:
         report = _report(self.eval_report.parent)
@@ -228,7 +236,7 @@ def label_free_tune(cell: Cell) -> None:
     if not records.is_file():
         write_retrievals(records, retrieval_records(cell.suite))
     tune = [BOOKEND, "tune", "--retrievals", _rel(records), "--probes", cell.probes]
-    tune += cell.model_args(cell.tune_dtype())
+    tune += cell.model_args(cell.probe_dtype())
     log = cell.log
     dry = cell.dir / "dry-run.json"
     if not dry.is_file():
@@ -347,6 +355,10 @@ def judge(cell: Cell, *, run: bool) -> dict[str, Any]:
     dry = json.loads((cell.dir / "dry-run.json").read_text(encoding="utf-8"))
     return {
         "decisions": {"label-free": _chosen(free), "labelled": _chosen(labelled)},
+        "dtypes": {
+            "label-free": free["settings"]["dtype"],
+            "labelled": labelled["settings"]["dtype"],
+        },
         "columns": {name: (name if name in missing else c) for name, c in columns.items()},
         "reused_eval_scores": reused,
         "probes": free["n_judged"],

@@ -96,7 +96,8 @@ class FakeRuns:
         if args[1] == "tune":
             chosen = "measured-slots" if "--retrievals" in args else "default"
             tune = {"decision": {"chosen": chosen, "best": None}, "items": []}
-            report = {**tune, "n_judged": 60, "timing": {"seconds": 1.0}}
+            settings = {"dtype": args[args.index("--dtype") + 1]}
+            report = {**tune, "n_judged": 60, "timing": {"seconds": 1.0}, "settings": settings}
             (out / "tuned.json").write_text("{}", encoding="utf-8")
         else:
             names = [a.split("=")[1] for a in args if a.startswith("--config=")]
@@ -146,6 +147,7 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     assert configs == ["label-free", "labelled"]
     judged = json.loads(out.read_text(encoding="utf-8"))["squad-bookend-smollm2"]
     assert judged["decisions"] == {"label-free": "measured-slots", "labelled": "default"}
+    assert judged["dtypes"] == {"label-free": "bfloat16", "labelled": "bfloat16"}
     assert judged["columns"] == {"label-free": "label-free", "labelled": "labelled"}
     assert judged["reused_eval_scores"] is False
     assert judged["label_free_minus_labelled"]["n"] == 20
