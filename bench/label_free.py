@@ -74,6 +74,8 @@ def _rel(path: Path) -> str:
 
 
 METRIC = "candidate_prob"
+#: What ``bookend tune --retrievals`` says when no retrieval gives a probe.
+NO_PROBES = "give no probe item"
 #: The labelled tunes' calibration items, and the K of every cell.
 CALIBRATION_ITEMS, K = 60, 10
 #: Retrieval counts whose MDE the report states.
@@ -140,6 +142,11 @@ class Cell:
     @property
     def dir(self) -> Path:
         return ROOT / "bench" / "tune-probes" / self.probes / self.name
+
+    @property
+    def refusal(self) -> Path:
+        """Where a label-free tune that built no probe keeps the line it refused with."""
+        return self.dir / "refused.txt"
 
     @property
     def log(self) -> Path:
@@ -248,8 +255,15 @@ def label_free_tune(cell: Cell) -> None:
         requests, tokens = (int(g.replace(",", "")) for g in found.groups())
         cost = {"requests": requests, "prompt_tokens": tokens}
         dry.write_text(json.dumps(cost, indent=1) + "\n", encoding="utf-8")
-    if _report(cell.dir) is None:
-        _run([*tune, "--no-progress", "--out", _rel(cell.dir)], log)
+    if _report(cell.dir) is None and not cell.refusal.is_file():
+        try:
+            _run([*tune, "--no-progress", "--out", _rel(cell.dir)], log)
+        except SystemExit:
+            last = log.read_text(encoding="utf-8").strip().splitlines()[-1]
+            if NO_PROBES not in last:
+                raise
+            # The user would get this refusal: the cell's outcome, not a failed run.
+            cell.refusal.write_text(last + "\n", encoding="utf-8")
 
 
 def labelled_tune(cell: Cell) -> None:
@@ -331,6 +345,12 @@ def judge(cell: Cell, *, run: bool) -> dict[str, Any]:
     """Step 4: one cell's decisions and comparisons on the labelled evaluation items (``run``:
     score a decision no column holds; else such a cell is not judged)."""
     free, labelled = _report(cell.dir), _report(cell.labelled_dir)
+    if labelled is not None and cell.refusal.is_file():
+        refused = cell.refusal.read_text(encoding="utf-8").strip()
+        return {
+            "decisions": {"label-free": None, "labelled": _chosen(labelled)},
+            "refused": refused,
+        }
     if free is None or labelled is None or "decision" not in free:
         raise ValueError(f"{cell.name}: its tunes have not run")
     columns = {"label-free": _column(free, False, cell), "labelled": _column(labelled, True, cell)}
@@ -392,6 +412,13 @@ def markdown(judged: Mapping[str, Mapping[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in judged.items():
+        if "refused" in c:
+            refused = c["refused"].split(NO_PROBES + ": ")[-1]
+            lines.append(
+                f"| {name} | none: {refused} | {c['decisions']['labelled']} "
+                "| — | — | — | — | — | — |"
+            )
+            continue
         mde = c["retrievals_needed"]["mde"]
         needed = " / ".join(f"{100 * mde[str(n)]:.1f}" for n in RETRIEVAL_COUNTS) if mde else "—"
         dry = c["cost"]["dry_run"]

@@ -147,3 +147,19 @@ def test_the_limit_stops_generation_once_enough_probes_are_built() -> None:
     assert len(probes.items) == 2
     assert len(model.asked) == 4
     assert probes.records == 2
+
+
+def test_a_model_that_repeats_its_prompt_is_named_in_the_summary() -> None:
+    # Gemma 3 270M, a base model, in a chat template: every answer was the prompt's first words.
+    echo = "You are a retrieval assistant. Answer the question from the records below"
+    table = {"one": echo, "two": echo, "three": "Oslo"}
+    records = [_record(["one", "two"], [1.0, 0.5]), _record(["three", "two"], [1.0, 0.5])]
+    probes = self_answer_items(records, _Model(table))
+    assert probes.commonest == ("You are a retrieval assistant", 3)
+    assert probes.summary() == (
+        "1 self-answer probe from 2 retrievals; 1 skipped: one answer from every document"
+        " (no other candidate); 3 of the 4 answers generated were 'You are a retrieval assistant'"
+        " (does the model answer the question in this prompt?)"
+    )
+    answering = self_answer_items([_record(["one", "three"], [1.0, 0.5])], _Model(table))
+    assert "answers generated were" not in answering.summary()  # 1 of 2 is no majority

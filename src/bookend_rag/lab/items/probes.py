@@ -151,6 +151,9 @@ class Probes:
         design: how the items were built: ``"codes"`` (this module) or ``"self-answer"``
             (:mod:`~bookend_rag.lab.items.self_answer`).
         answers: the answers generated for self-answer probes (generation calls).
+        commonest: the answer generated most often and from how many documents (self-answer
+            probes; ``None``: none generated), which tells a model that repeats its prompt
+            from one that answers.
     """
 
     items: list[Item]
@@ -162,6 +165,7 @@ class Probes:
     context: int | None = None
     design: str = "codes"
     answers: int = 0
+    commonest: tuple[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report's record of the probes."""
@@ -175,6 +179,9 @@ class Probes:
             "multi_token_codes": self.multi_token,
             "seed": self.seed,
             "context_tokens": self.context,
+            "commonest_answer": None
+            if self.commonest is None
+            else {"answer": self.commonest[0], "documents": self.commonest[1]},
             "summary": self.summary(),
         }
 
@@ -188,7 +195,18 @@ class Probes:
             parts.append(f"{len(self.unscored)} without scores, kept in the retriever's order")
         if self.multi_token:
             parts.append(f"{len(self.multi_token)} with codes of several tokens")
+        if self.commonest is not None and 2 * self.commonest[1] > self.answers:
+            text, count = self.commonest
+            parts.append(
+                f"{count} of the {self.answers} answers generated were {_shown(text)}"
+                " (does the model answer the question in this prompt?)"
+            )
         return "; ".join(parts)
+
+
+def _shown(text: str, most: int = 60) -> str:
+    """A generated answer quoted for a one-line message, cut to ``most`` characters."""
+    return repr(text if len(text) <= most else text[: most - 3] + "...")
 
 
 def probe_items(

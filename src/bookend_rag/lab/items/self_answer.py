@@ -33,6 +33,7 @@ document, or one answer from every document (nothing to tell apart). The user's 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from bookend_rag.lab.items.answers import answer_key
@@ -106,6 +107,7 @@ def self_answer_items(
     skipped: dict[str, list[int]] = {}
     unscored: list[int] = []
     generated = 0
+    said: Counter[str] = Counter()
     count = 0
     for number, record in enumerate(records, start=1):
         if limit is not None and len(items) >= limit:
@@ -119,11 +121,13 @@ def self_answer_items(
         prompts = answer_prompts(record, template)
         first = short_answer(answer(prompts[target]))
         generated += 1
+        said[first] += 1
         if not answer_key(first):
             skipped.setdefault("unanswered", []).append(number)
             continue
         others = [short_answer(answer(p)) for i, p in enumerate(prompts) if i != target]
         generated += len(others)
+        said.update(others)
         candidates = _candidates([first, *others], distinct_first_words)
         if len(candidates) < 2:
             skipped.setdefault("agree", []).append(number)
@@ -143,7 +147,16 @@ def self_answer_items(
         if any(d.score is None for d in record.documents):
             unscored.append(number)
     return Probes(
-        items, count, skipped, unscored, [], seed, context, design=DESIGN, answers=generated
+        items,
+        count,
+        skipped,
+        unscored,
+        [],
+        seed,
+        context,
+        design=DESIGN,
+        answers=generated,
+        commonest=said.most_common(1)[0] if said else None,
     )
 
 
