@@ -17,7 +17,7 @@ from bookend_rag.recorder import RecorderLike, as_recorder
 from bookend_rag.tokens import tokenizer_file
 from bookend_rag.tuned import ConfigSource
 
-__all__ = ["cached_placer", "reorder"]
+__all__ = ["cached_placer", "placer_for", "reorder"]
 
 T = TypeVar("T")
 
@@ -70,11 +70,20 @@ def reorder(
     else:  # a config file may change between calls: read it each time
         overrides = settings if model is None else {"model": model, **settings}
         placer = Bookend.from_config(config, **overrides)
-    kept = as_recorder(recorder)
+    kept = None if recorder is None else as_recorder(recorder)
     placement = placer.place(items, scores, lengths=lengths)
-    deliver(
-        placement, placer, kept, source="reorder", items=items, scores=scores, text=placer.item_text
-    )
+    # Nothing to send in the usual call (no note, no recorder): deliver's keyword call alone was a
+    # fiftieth of placing 20 strings.
+    if kept is not None or placement.notes:
+        deliver(
+            placement,
+            placer,
+            kept,
+            source="reorder",
+            items=items,
+            scores=scores,
+            text=placer.item_text,
+        )
     return placement
 
 
@@ -90,17 +99,36 @@ def cached_placer(settings: Mapping[str, Any]) -> Bookend[Any]:
     ``model`` given as a dict (an inline profile or spec) is compared by its items; with any
     other setting that does not hash, each call builds its own placer.
     """
-    files, names, values = _file_states(settings), tuple(settings), tuple(settings.values())
-    model = settings.get("model")
+    get = settings.get
+    return placer_for(
+        tuple(settings),
+        tuple(settings.values()),
+        get("model"),
+        get("tokenizer"),
+        get("token_counter"),
+    )
+
+
+def placer_for(
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    model: object,
+    tokenizer: object,
+    token_counter: object,
+) -> Bookend[Any]:
+    """:func:`cached_placer` of the settings ``names`` holding ``values``, of which ``model``,
+    ``tokenizer`` and ``token_counter`` (``None`` when not among them) are also given apart:
+    the framework adapters read their settings as one tuple at C speed, with no dict built on
+    every call."""
     if isinstance(model, dict):  # an inline profile or spec
         at = names.index("model")
         values = (*values[:at], _DictKey(model), *values[at + 1 :])
     # A placer is looked up on every call of reorder and of an adapter: the cache hashes the
     # values and their types at C speed.
     try:
-        return _kept_placer(files, names, *values)
+        return _kept_placer(_file_states(model, tokenizer, token_counter), names, *values)
     except TypeError:  # a value that does not hash (or a build that raised it: it raises again)
-        return Bookend(**settings)
+        return Bookend(**dict(zip(names, values, strict=True)))
 
 
 @lru_cache(maxsize=64, typed=True)
@@ -142,14 +170,15 @@ def _frozen(value: object) -> object:
     return value
 
 
-def _file_states(settings: Mapping[str, Any]) -> tuple[tuple[str, tuple[int, int]] | None, ...]:
-    """The real path and state of each file ``settings`` name (a profile file, a local
-    tokenizer): a placer built from them is current while these stay the same."""
+def _file_states(model: object, tokenizer: object, counter: object) -> object:
+    """The real path and state of each file the settings name (``model``, a profile file; a
+    local tokenizer): a placer built from them is current while these stay the same."""
     # Asked on every call of reorder and of an adapter, where both tokenizer settings are
-    # usually None: not asked of those.
-    tokenizer, counter = settings.get("tokenizer"), settings.get("token_counter")
+    # usually None: then the model's state alone (the settings themselves are in the key too).
+    if tokenizer is None and counter is None:
+        return _file_state(model)
     return (
-        _file_state(settings.get("model")),
+        _file_state(model),
         None if tokenizer is None else _tokenizer_state(tokenizer),
         None if counter is None else _tokenizer_state(counter),
     )

@@ -15,8 +15,9 @@ from typing import TypeVar
 from bookend_rag.arrays import IntArray
 from bookend_rag.inputs import scores_by_policy
 from bookend_rag.place.setup import Setup
+from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.result import Placement
-from bookend_rag.placement.sorted_assignment import assign_by_rank
+from bookend_rag.placement.sorted_assignment import assign_by_rank, front_to_back_ranks
 from bookend_rag.relevance import relevance
 
 __all__ = ["place_by_rank"]
@@ -45,5 +46,11 @@ def place_by_rank(
     checked_scores, score_note = scores_by_policy(scores, n, config.missing_scores, config.distance)
     item_relevance = relevance(checked_scores, n, config.distance)
     notes = setup.notes(score_note)
-    prompt = assign_by_rank(item_relevance, slot_ranks(n)).tolist()
+    # Front to back, the relevance order itself (no gather by the identity ranks).
+    by_rank = (
+        rank_order(item_relevance)
+        if slot_ranks is front_to_back_ranks
+        else assign_by_rank(item_relevance, slot_ranks(n))
+    )
+    prompt = by_rank.tolist()
     return setup.result(items, prompt, item_relevance, item_lengths, checked_scores, notes)

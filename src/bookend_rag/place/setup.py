@@ -3,8 +3,9 @@ of a call and the :class:`~bookend_rag.Placement` they return."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from bookend_rag.arrays import FloatArray
 from bookend_rag.config import PlacementConfig
@@ -30,6 +31,9 @@ class Setup:
     notices: tuple[str, ...]
     layout: Layout
     reader: ItemReader
+    #: The fields of a placement of these settings that drops and repeats nothing, but those of
+    #: each call (:meth:`bookend_rag.Placement._of`).
+    placement_settings: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def notes(self, score_note: str | None = None) -> list[str]:
         """The notes of every placement: the notice of a model bookend knows no architecture
@@ -47,7 +51,7 @@ class Setup:
         item_relevance: Numbers,
         item_lengths: Numbers,
         checked_scores: FloatArray | list[float] | None,
-        notes: list[str],
+        notes: Sequence[str],
         dropped: tuple[int, ...] = (),
         dropped_by_top_k: tuple[int, ...] = (),
         dropped_as_lookalikes: tuple[int, ...] = (),
@@ -55,21 +59,38 @@ class Setup:
     ) -> Placement[T]:
         """The :class:`~bookend_rag.Placement` of ``prompt`` (input indices in prompt order), the
         one result of every path."""
-        config = self.config
+        settings = self.placement_settings
+        if dropped or dropped_by_top_k or dropped_as_lookalikes or repeated:
+            settings = {
+                **settings,
+                "dropped": dropped,
+                "dropped_by_top_k": dropped_by_top_k,
+                "dropped_as_lookalikes": dropped_as_lookalikes,
+                "repeated": repeated,
+            }
         return Placement._of(
             tuple(prompt),
             pick(items, prompt),
             item_relevance,
             item_lengths,
             checked_scores,
-            dropped,
-            dropped_by_top_k,
-            dropped_as_lookalikes,
-            config.strategy,
-            self.profile,
-            self.layout,
-            config.weight_rule,
-            config.competition,
-            repeated,
             tuple(notes),
+            settings,
         )
+
+    def __post_init__(self) -> None:
+        # Built once per placer: the fields every placement of it shares, unless it drops or
+        # repeats chunks.
+        config = self.config
+        settings = {
+            "dropped": (),
+            "dropped_by_top_k": (),
+            "dropped_as_lookalikes": (),
+            "strategy": config.strategy,
+            "profile": self.profile,
+            "layout": self.layout,
+            "weight_rule": config.weight_rule,
+            "competition": config.competition,
+            "repeated": False,
+        }
+        object.__setattr__(self, "placement_settings", settings)

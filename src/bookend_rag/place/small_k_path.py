@@ -54,7 +54,7 @@ def place_few(
             return None
         signed = [-s for s in checked_scores] if config.distance else checked_scores
         by_relevance, item_relevance = relevance_order(signed)
-    notes = setup.notes()  # scores with one missing went to the array path
+    notes = setup.notices  # scores with one missing went to the array path: no score note
     item_lengths: Numbers | None
     if slot_ranks is not None:
         item_lengths = setup.reader.deferred_lengths(items)

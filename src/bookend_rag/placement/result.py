@@ -97,27 +97,18 @@ class Placement(Generic[T]):
         notes: tuple[str, ...],
     ) -> None:
         # The keyword form of _of, for a caller's own placement (the placing paths call _of).
-        vars(self).update(
-            vars(
-                self._of(
-                    order,
-                    items,
-                    relevance,
-                    lengths,
-                    scores,
-                    dropped,
-                    dropped_by_top_k,
-                    dropped_as_lookalikes,
-                    strategy,
-                    profile,
-                    layout,
-                    weight_rule,
-                    competition,
-                    repeated,
-                    notes,
-                )
-            )
-        )
+        settings = {
+            "dropped": dropped,
+            "dropped_by_top_k": dropped_by_top_k,
+            "dropped_as_lookalikes": dropped_as_lookalikes,
+            "strategy": strategy,
+            "profile": profile,
+            "layout": layout,
+            "weight_rule": weight_rule,
+            "competition": competition,
+            "repeated": repeated,
+        }
+        vars(self).update(vars(self._of(order, items, relevance, lengths, scores, notes, settings)))
 
     @classmethod
     def _of(
@@ -127,45 +118,26 @@ class Placement(Generic[T]):
         relevance: Numbers,
         lengths: Numbers,
         scores: FloatArray | Sequence[float] | None,
-        dropped: tuple[int, ...],
-        dropped_by_top_k: tuple[int, ...],
-        dropped_as_lookalikes: tuple[int, ...],
-        strategy: str,
-        profile: InfluenceProfile,
-        layout: Layout,
-        weight_rule: str,
-        competition: float | None,
-        repeated: bool,
         notes: tuple[str, ...],
+        settings: dict[str, Any],
     ) -> Placement[T]:
-        """The placement of these fields, in the order of the class's (the one constructor of
-        every placing path, :meth:`bookend_rag.place.setup.Setup.result`)."""
+        """The placement of these fields, ``settings`` holding the others by name (copied: a
+        placer's paths pass one dict to every placement that drops and repeats nothing); the one
+        constructor of every placing path, :meth:`bookend_rag.place.setup.Setup.result`."""
         # Frozen: the fields go once, as the instance dict; the generated __init__ paid an
-        # object.__setattr__ per field, and a call by keyword through type.__call__ costs half
-        # a microsecond more than this, a twentieth of placing 20 chunks. The numbers stay as
-        # given (the small-K path's lists) until an array is read.
+        # object.__setattr__ per field, a call by keyword through type.__call__ costs half a
+        # microsecond more than this, and a dict of every field built per call a fifth more
+        # than a copy of the shared settings. The numbers stay as given (the small-K path's
+        # lists) until an array is read.
         placement: Placement[T] = object.__new__(cls)
-        object.__setattr__(
-            placement,
-            "__dict__",
-            {
-                "order": order,
-                "items": items,
-                "_relevance": relevance,
-                "_lengths": lengths,
-                "_scores": scores,
-                "dropped": dropped,
-                "dropped_by_top_k": dropped_by_top_k,
-                "dropped_as_lookalikes": dropped_as_lookalikes,
-                "strategy": strategy,
-                "profile": profile,
-                "layout": layout,
-                "weight_rule": weight_rule,
-                "competition": competition,
-                "repeated": repeated,
-                "notes": notes,
-            },
-        )
+        fields = settings.copy()
+        fields["order"] = order
+        fields["items"] = items
+        fields["_relevance"] = relevance
+        fields["_lengths"] = lengths
+        fields["_scores"] = scores
+        fields["notes"] = notes
+        object.__setattr__(placement, "__dict__", fields)
         return placement
 
     def __getattr__(self, name: str) -> Any:

@@ -71,26 +71,16 @@ def relevance_order(
     values = sorted(signed, reverse=True)
     hi, lo = values[0], values[-1]
     closest = (hi - lo) * _DISTINCT_SHARE
-    if hi == lo or (sys.float_info.min <= closest < math.inf and _apart(values, closest)):
+    # The usual case, no gap below ``closest``, in one C loop that keeps no list of the gaps;
+    # else no gap above 0 and below it (equal scores are ties either way).
+    if hi == lo or (
+        sys.float_info.min <= closest < math.inf
+        and (min(_gaps(values)) >= closest or not any(0.0 < gap < closest for gap in _gaps(values)))
+    ):
         order = sorted(range(len(signed)), key=signed.__getitem__, reverse=True)
         return order, partial(normalised_floats, signed, lo, hi)
     rel = normalised_floats(signed, lo, hi)
     return sorted(range(len(rel)), key=rel.__getitem__, reverse=True), rel
-
-
-def _apart(values: list[float], closest: float) -> bool:
-    """Whether no two neighbours of ``values`` (highest first) differ by more than 0 and less
-    than ``closest``."""
-    # The usual case, no gap below ``closest``, in one C loop that keeps no list of the gaps.
-    if min(_gaps(values)) >= closest:
-        return True
-    # Equal scores are ties either way.
-    return not any(0.0 < gap < closest for gap in _gaps(values))
-
-
-def _gaps(values: list[float]) -> Iterator[float]:
-    """The differences of neighbours in ``values``."""
-    return map(operator.sub, values, values[1:])
 
 
 def small_k_order(
@@ -117,3 +107,8 @@ def small_k_order(
     if not frame.at_mean_length:
         return None
     return assign_floats_by_rank(by_relevance, frame_slot_ranks(profile, rule, frame, k).tolist())
+
+
+def _gaps(values: list[float]) -> Iterator[float]:
+    """The differences of neighbours in ``values``."""
+    return map(operator.sub, values, values[1:])

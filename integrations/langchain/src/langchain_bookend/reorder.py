@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any, cast
 
 import langchain_core
@@ -37,9 +38,6 @@ __all__ = ["NOTES_EVENT", "SLOT_KEY", "WEIGHT_KEY", "BookendReorder"]
 #: The name of the LangChain custom event that carries a call's placement notes
 #: (``{"notes": [...]}``), to the callback handlers' ``on_custom_event`` and in ``astream_events``.
 NOTES_EVENT = "bookend_notes"
-
-#: The type of every document in the common case.
-_DOCUMENT_ONLY = {Document}
 
 # A warning raised while a reorderer is built or called (a model bookend knows no architecture
 # for) names the user's line, not this package's or LangChain's.
@@ -176,17 +174,22 @@ class BookendReorder(
         """
         keys = self.score_key
         # The common case, checked at C speed: the keys before one absent from every document,
-        # and that one holding a finite float in each. Each key read in a comprehension: a map
-        # of operator.methodcaller took twice as long (229 against 111 us for 1000 documents).
+        # and that one holding a finite float in each. Each key read by dict.get mapped over the
+        # metadata (a comprehension took an eighth longer, a map of operator.methodcaller twice
+        # as long), an absent key found by counting its Nones before any check of the values.
         n = len(documents)
         metadatas = [doc.metadata for doc in documents]
         for key in keys:
-            values = [metadata.get(key) for metadata in metadatas]
+            try:
+                values = list(map(dict.get, metadatas, repeat(key)))
+            except TypeError:  # a metadata that is no dict: read one by one, below
+                break
+            if values.count(None) == n:
+                continue
             plain = finite_floats(values, n)
             if plain is not None:
                 return cast("list[float | None]", plain)
-            if values.count(None) != n:
-                break
+            break
         rule = (
             f"a score must be a finite real number (score_key={keys!r}); convert it, or point "
             "score_key at the key that holds the score"
@@ -334,7 +337,9 @@ def _documents(
             f"(or a mapping with 'documents' and 'question'), got documents={documents!r}"
         )
     docs = list(documents)
-    if set(map(type, docs)) <= _DOCUMENT_ONLY:  # the common case, without the ABC check
+    # The common case, without the ABC check: counted at C speed (a list's count compares by
+    # identity first, a third faster than a set of the types).
+    if list(map(type, docs)).count(Document) == len(docs):
         return docs, None
     if docs and all(type(doc) is tuple for doc in docs):
         return _pairs(docs)

@@ -229,9 +229,13 @@ class BookendRanker:
         self, top_k: int | None = None, budget: int | None = None, query: str | None = None
     ) -> Bookend[Document]:
         """The :class:`bookend_rag.Bookend` for the current settings and this call's overrides."""
-        placer = self._placers.placer(
-            self._settings(top_k=top_k, budget=budget), source_key=self.source_key
+        # Without overrides, the config's own fields, not a copy (the placer reads them only).
+        settings = (
+            self._placement.__dict__
+            if top_k is None and budget is None
+            else self._settings(top_k=top_k, budget=budget)
         )
+        placer = self._placers.placer(settings, source_key=self.source_key)
         return placer.with_question(query)
 
     def place(
