@@ -18,7 +18,10 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
    on NQ, every SQuAD cell) runs it first, into the directory ``make tune`` and ``make prompts``
    name (``bench/tune/SUITE-MODEL-k10``, ``bench/tune-chat/...``); a cell whose labelled
    evaluation does not exist either is judged as in step 3, both decisions by one ``bookend eval
-   --config`` run (nothing to reuse).
+   --config`` run (nothing to reuse). A label-free tune that refuses because no retrieval gives
+   a probe (a model that repeats the prompt instead of answering: one answer from every
+   document) is the cell's outcome: its one-line reason is kept in ``refused.txt`` and the
+   labelled tune is not run for it.
 3. **Judging.** Each decision is found among the eval report's columns when it is a fixed order
    the report scored (bookend's default, relevance, reversed, LangChain's, Haystack's; the chat
    reports' ``bookend-in-user-prompt`` is the labelled chat decision itself) and reused; a decision
@@ -345,12 +348,10 @@ def judge(cell: Cell, *, run: bool) -> dict[str, Any]:
     """Step 4: one cell's decisions and comparisons on the labelled evaluation items (``run``:
     score a decision no column holds; else such a cell is not judged)."""
     free, labelled = _report(cell.dir), _report(cell.labelled_dir)
-    if labelled is not None and cell.refusal.is_file():
+    if cell.refusal.is_file():  # the labelled tune is not run for such a cell unless it exists
         refused = cell.refusal.read_text(encoding="utf-8").strip()
-        return {
-            "decisions": {"label-free": None, "labelled": _chosen(labelled)},
-            "refused": refused,
-        }
+        chosen = None if labelled is None else _chosen(labelled)
+        return {"decisions": {"label-free": None, "labelled": chosen}, "refused": refused}
     if free is None or labelled is None or "decision" not in free:
         raise ValueError(f"{cell.name}: its tunes have not run")
     columns = {"label-free": _column(free, False, cell), "labelled": _column(labelled, True, cell)}
@@ -415,7 +416,7 @@ def markdown(judged: Mapping[str, Mapping[str, Any]]) -> str:
         if "refused" in c:
             refused = c["refused"].split(NO_PROBES + ": ")[-1]
             lines.append(
-                f"| {name} | none: {refused} | {c['decisions']['labelled']} "
+                f"| {name} | none: {refused} | {c['decisions']['labelled'] or 'not run'} "
                 "| — | — | — | — | — | — |"
             )
             continue
@@ -454,8 +455,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     judged: dict[str, Any] = {}
     for cell in chosen:
         if not args.judge_only:
-            labelled_tune(cell)
             label_free_tune(cell)
+            if not cell.refusal.is_file():  # without probes there is nothing to compare
+                labelled_tune(cell)
         try:
             judged[cell.name] = judge(cell, run=not args.judge_only)
         except ValueError as exc:
