@@ -53,7 +53,7 @@ from typing import Any
 import bookend_rag
 from bookend_rag.corpus import load_demo_corpus
 from bookend_rag.outlet import deliver
-from bookend_rag.recorder import Retrieval, RetrievalRecorder
+from bookend_rag.recorder import RecorderWarning, Retrieval, RetrievalRecorder
 
 # langchain-community warns on import that it is being sunset; its reorderer is still the baseline.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -138,11 +138,33 @@ def measure(candidates: dict[str, Call], rounds: int) -> dict[str, float]:
 RECORDS = Path(tempfile.mkdtemp(prefix="bookend-bench-"))
 
 
-def recorder(name: str) -> RetrievalRecorder:
+#: Every recorder a run made, so that the run can say whether each kept every call.
+RECORDERS: list[RetrievalRecorder] = []
+
+
+def recorder(name: str, k: int) -> RetrievalRecorder:
     """A recorder writing to ``name`` in :data:`RECORDS`. Its buffer is large: a timing loop
     calls faster than any retriever, faster than the writer thread writes, and a call that finds
-    the recorder full is dropped (cheaper than a kept one, so it would flatter the figure)."""
-    return RetrievalRecorder(RECORDS / f"{name}.jsonl", max_bytes=2**23, backups=1, buffer=2**14)
+    the recorder full is dropped (cheaper than a kept one, so it would flatter the figure; the
+    run prints what each recorder dropped). It shrinks as ``k`` grows, so that the calls waiting
+    for the writer hold about as many documents at any K: a buffer of 2**14 at K = 1000 (up to
+    262,144 waiting calls) took 18.6 GB and the run was killed."""
+    buffer = max(256, 2**14 * 20 // k)
+    made = RetrievalRecorder(RECORDS / f"{name}.jsonl", max_bytes=2**23, backups=1, buffer=buffer)
+    RECORDERS.append(made)
+    return made
+
+
+def recorders_dropped() -> list[str]:
+    """Each recorder's calls not recorded during the run (its own warning), after a flush."""
+    lines = []
+    for made in RECORDERS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made.flush()
+        dropped = [str(w.message) for w in caught if issubclass(w.category, RecorderWarning)]
+        lines.append(f"{made.path.name}: " + ("; ".join(dropped) or "every call recorded"))
+    return lines
 
 
 def with_a_gap(scores: list[float]) -> list[float | None]:
@@ -168,19 +190,19 @@ def frameworks(k: int, draws: int | None = None) -> dict[str, dict[str, Call]]:
     lc_reorder = LangChainReorder()
     lc_lambda = RunnableLambda(lc_reorder.transform_documents)
     lc_bookend = BookendReorder()
-    lc_recorded = BookendReorder(recorder=recorder("langchain"))
+    lc_recorded = BookendReorder(recorder=recorder("langchain", k))
     lc_alternate = BookendReorder(strategy="alternate")
     lc_core = bookend_rag.Bookend(text=lambda d: d.page_content)
     lc_noop = RunnableLambda(_unchanged)
     li_reorder = LlamaIndexReorder()
     li_noop = _Unchanged()
     li_bookend = BookendNodePostprocessor()
-    li_recorded = BookendNodePostprocessor(recorder=recorder("llama_index"))
+    li_recorded = BookendNodePostprocessor(recorder=recorder("llama_index", k))
     li_alternate = BookendNodePostprocessor(strategy="alternate")
     li_core = bookend_rag.Bookend(text=lambda n: n.node.get_content(metadata_mode=MetadataMode.LLM))
     hs_ranker = LostInTheMiddleRanker()
     hs_bookend = BookendRanker()
-    hs_recorded = BookendRanker(recorder=recorder("haystack"))
+    hs_recorded = BookendRanker(recorder=recorder("haystack", k))
     hs_alternate = BookendRanker(strategy="alternate")
     hs_core = bookend_rag.Bookend(text=lambda d: d.content)
 
@@ -283,7 +305,7 @@ def outlet(k: int, draws: int = DRAWS) -> dict[str, Call]:
     ``k`` strings: without a note, with one, with the recorder; and the writer thread's work for
     one record (:meth:`Retrieval.record` and its JSON line), which leaves the caller's path."""
     placer: bookend_rag.Bookend[str] = bookend_rag.Bookend()
-    kept = recorder("outlet")
+    kept = recorder("outlet", k)
     plain: list[Call] = []
     noted: list[Call] = []
     recorded: list[Call] = []
@@ -343,6 +365,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     for label, seconds in times.items():
         ratio = seconds / times["deliver, no note"]
         print(f"{label:<30} {seconds * 1e6:>8.2f}us {ratio:>9.1f}x")
+    print("\nthe recorders (a full one drops a call, which is cheaper than keeping it):")
+    for line in recorders_dropped():
+        print(f"  {line}")
 
 
 if __name__ == "__main__":
