@@ -131,7 +131,7 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     monkeypatch.setattr(label_free, "retrieval_records", lambda suite: [record])
     out = tmp_path / "judged.json"
     assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
-    labelled, dry, free, judging = runs.calls
+    dry, free, labelled, judging = runs.calls  # the probes first: a refusal skips the rest
     assert labelled[labelled.index("--suite") + 1] == "squad"
     assert labelled[labelled.index("--out") + 1] == "bench/tune/squad-smollm2-k10"
     assert "--retrievals" in dry
@@ -154,6 +154,40 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     # Resumable: a second run finds every step done and calls nothing.
     assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
     assert len(runs.calls) == 4
+
+
+def test_a_cell_whose_probe_tune_refuses_is_recorded_and_runs_no_labelled_tune(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import label_free
+
+    runs = FakeRuns(tmp_path)
+    refusal = (
+        "bookend tune: error: retrievals='r.jsonl' give no probe item: 0 self-answer probes from "
+        "1 retrieval; 1 skipped: one answer from every document (no other candidate)"
+    )
+
+    def refusing(args: Sequence[str], log: Path) -> str:
+        if "--retrievals" in args and "--dry-run" not in args:
+            runs.calls.append(list(args))
+            log.write_text("Loading weights\n" + refusal + "\n", encoding="utf-8")
+            raise SystemExit("exit 2")
+        return runs(args, log)
+
+    monkeypatch.setattr(label_free, "ROOT", tmp_path)
+    monkeypatch.setattr(label_free, "_run", refusing)
+    monkeypatch.setattr(label_free.tempfile, "gettempdir", lambda: str(tmp_path))
+    documents = [RecordedDocument(text=t, score=s) for t, s in (("a b", 2.0), ("c d", 1.0))]
+    record = RetrievalRecord(question="q?", documents=documents)
+    monkeypatch.setattr(label_free, "retrieval_records", lambda suite: [record])
+    out = tmp_path / "judged.json"
+    assert main(["--model", "gemma3", "--cells", "squad-chat-gemma3", "--json", str(out)]) == 0
+    assert [c[1] for c in runs.calls] == ["tune", "tune"]  # the dry run, the refused tune
+    judged = json.loads(out.read_text(encoding="utf-8"))["squad-chat-gemma3"]
+    assert judged == {"decisions": {"label-free": None, "labelled": None}, "refused": refusal}
+    # Resumable: the refusal is the outcome, not retried.
+    assert main(["--model", "gemma3", "--cells", "squad-chat-gemma3", "--json", str(out)]) == 0
+    assert len(runs.calls) == 2
 
 
 def test_the_dry_run_figures_are_read_from_what_tune_prints() -> None:
