@@ -19,9 +19,9 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
    name (``bench/tune/SUITE-MODEL-k10``, ``bench/tune-chat/...``); a cell whose labelled
    evaluation does not exist either is judged as in step 3, both decisions by one ``bookend eval
    --config`` run (nothing to reuse). A label-free tune that refuses because no retrieval gives
-   a probe (a model that repeats the prompt instead of answering: one answer from every
-   document) is the cell's outcome: its one-line reason is kept in ``refused.txt`` and the
-   labelled tune is not run for it.
+   a probe, or because one answer was generated for most documents (a model that repeats the
+   prompt instead of answering), is the cell's outcome: its one-line reason is kept in
+   ``refused.txt`` and the labelled tune is not run for it.
 3. **Judging.** Each decision is found among the eval report's columns when it is a fixed order
    the report scored (bookend's default, relevance, reversed, LangChain's, Haystack's; the chat
    reports' ``bookend-in-user-prompt`` is the labelled chat decision itself) and reused; a decision
@@ -414,7 +414,7 @@ def markdown(judged: Mapping[str, Mapping[str, Any]]) -> str:
     ]
     for name, c in judged.items():
         if "refused" in c:
-            refused = c["refused"].split(NO_PROBES + ": ")[-1]
+            refused = re.split(NO_PROBES + r"[^:]*: ", c["refused"])[-1]
             lines.append(
                 f"| {name} | none: {refused} | {c['decisions']['labelled'] or 'not run'} "
                 "| — | — | — | — | — | — |"

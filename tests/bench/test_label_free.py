@@ -188,6 +188,12 @@ def test_a_cell_whose_probe_tune_refuses_is_recorded_and_runs_no_labelled_tune(
     # Resumable: the refusal is the outcome, not retried.
     assert main(["--model", "gemma3", "--cells", "squad-chat-gemma3", "--json", str(out)]) == 0
     assert len(runs.calls) == 2
+    assert "| none: 0 self-answer probes from 1 retrieval;" in label_free.markdown(
+        {"squad-chat-gemma3": judged}
+    )
+    echoed = refusal.replace("give no probe item:", "give no probe item worth scoring:")
+    row = label_free.markdown({"c": judged | {"refused": echoed}}).splitlines()[-1]
+    assert row.startswith("| c | none: 0 self-answer probes from 1 retrieval;")
 
 
 def test_the_dry_run_figures_are_read_from_what_tune_prints() -> None:

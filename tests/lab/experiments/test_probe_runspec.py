@@ -117,6 +117,33 @@ def test_self_answer_probes_ask_the_model_once_per_document_and_a_dry_run_never(
     assert len(planned.items) == 2
 
 
+class _Echoing(_Answering):
+    """A scorer that answers with its prompt's opening words except for one document."""
+
+    def generate(self, prompt: Prompt, max_tokens: int) -> str:
+        answer = super().generate(prompt, max_tokens)
+        return answer if answer == "Oslo" else "You are a retrieval assistant"
+
+
+def test_a_model_that_repeats_one_answer_for_most_documents_is_refused_in_one_line() -> None:
+    records = [
+        RetrievalRecord(
+            question="Which city?",
+            documents=[RecordedDocument(text=t, score=1.0 - d) for d, t in enumerate(texts)],
+        )
+        for texts in (("Oslo is a city.", "Bergen is one."), ("Tromso too.", "Alta also."))
+    ]
+    pending = RunSpec(retrievals=records).load(suite="hard", n_items=60, split="calibration")
+    with pytest.raises(ValueError, match="worth scoring") as refused:
+        pending.for_model(_Echoing(IN_PROCESS), lambda _line: None, progress=False)
+    assert str(refused.value) == (
+        "retrievals='given' give no probe item worth scoring: 1 self-answer probe from 2"
+        " retrievals; 1 skipped: one answer from every document (no other candidate); 3 of the 4"
+        " answers generated were 'You are a retrieval assistant' (the model repeats one answer"
+        " instead of answering the question in this prompt)"
+    )
+
+
 def test_a_first_token_scorer_gets_answers_that_begin_differently() -> None:
     records = [
         RetrievalRecord(

@@ -149,7 +149,7 @@ def test_the_limit_stops_generation_once_enough_probes_are_built() -> None:
     assert probes.records == 2
 
 
-def test_a_model_that_repeats_its_prompt_is_named_in_the_summary() -> None:
+def test_a_model_that_repeats_its_prompt_is_named_in_the_summary_and_marked_repeated() -> None:
     # Gemma 3 270M, a base model, in a chat template: every answer was the prompt's first words.
     echo = "You are a retrieval assistant. Answer the question from the records below"
     table = {"one": echo, "two": echo, "three": "Oslo"}
@@ -159,7 +159,9 @@ def test_a_model_that_repeats_its_prompt_is_named_in_the_summary() -> None:
     assert probes.summary() == (
         "1 self-answer probe from 2 retrievals; 1 skipped: one answer from every document"
         " (no other candidate); 3 of the 4 answers generated were 'You are a retrieval assistant'"
-        " (does the model answer the question in this prompt?)"
+        " (the model repeats one answer instead of answering the question in this prompt)"
     )
     answering = self_answer_items([_record(["one", "three"], [1.0, 0.5])], _Model(table))
     assert "answers generated were" not in answering.summary()  # 1 of 2 is no majority
+    assert answering.repeated is None
+    assert probes.repeated == ("You are a retrieval assistant", 3)

@@ -199,17 +199,20 @@ class RunItems:
         keep prompts within its context.
 
         Raises:
-            ValueError: when no retrieval gives a probe, with the reasons counted.
+            ValueError: when no retrieval gives a probe, or the model gave one answer for most
+                documents (:attr:`~bookend_rag.lab.items.probes.Probes.repeated`), with the
+                reasons counted.
         """
         if self.pending is None:
             return self
         unanswered: list[Prompt] = []
         probes = self._probes(scorer, unanswered if not answer else None, progress=progress)
         items = probes.items[: self.pending.limit]
-        if not items:
+        if not items or probes.repeated is not None:
+            usable = "" if not items else " worth scoring"
             raise ValueError(
-                f"retrievals={self.settings['source']['retrievals']!r} give no probe item: "
-                f"{probes.summary()}"
+                f"retrievals={self.settings['source']['retrievals']!r} give no probe item"
+                f"{usable}: {probes.summary()}"
             )
         say(probes.summary())
         if unanswered:

@@ -195,13 +195,24 @@ class Probes:
             parts.append(f"{len(self.unscored)} without scores, kept in the retriever's order")
         if self.multi_token:
             parts.append(f"{len(self.multi_token)} with codes of several tokens")
-        if self.commonest is not None and 2 * self.commonest[1] > self.answers:
-            text, count = self.commonest
+        if self.repeated is not None:
+            text, count = self.repeated
             parts.append(
                 f"{count} of the {self.answers} answers generated were {_shown(text)}"
-                " (does the model answer the question in this prompt?)"
+                " (the model repeats one answer instead of answering the question in this prompt)"
             )
         return "; ".join(parts)
+
+    @property
+    def repeated(self) -> tuple[str, int] | None:
+        """The answer generated for more than half the documents, and how often (``None``:
+        none was). A model that answers gives many answers (at most 22 of 600 alike in the
+        label-free cells of ``bench/label_free.py``); a base model in a chat prompt repeats the
+        prompt's opening for almost every document (566 of 582), and the few probes left
+        would measure that echo, so a run refuses them."""
+        if self.commonest is not None and 2 * self.commonest[1] > self.answers:
+            return self.commonest
+        return None
 
 
 def _shown(text: str, most: int = 60) -> str:
