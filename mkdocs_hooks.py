@@ -9,7 +9,8 @@
   committed by hand;
 * the numbers in the pages' prose: ``{{ report: PATH | FORMAT }}`` is read from the same
   reports (:func:`evidence`; :func:`fill`), and ``{{ report: orders_table }}`` is the table of
-  every order against the retriever's own.
+  every order against the retriever's own, ``{{ report: label_free_table }}`` that of the
+  label-free cells.
 
 Links that point outside the site (a benchmark's JSON, a report) become the repository path in
 code type; images are copied in. A page that shows an image the site does not hold fails the build.
@@ -81,6 +82,23 @@ INFLUENCE: dict[str, tuple[dict[str, str], str]] = {
     )
 }
 
+#: The label-free cells' judgements (``bench/label_free.py``), one file per model.
+LABEL_FREE = ("label_free.json", "label_free_gemma3.json")
+#: How a label-free cell's name (``SUITE-PROMPT-MODEL``) reads in the tune guide's table.
+LABEL_FREE_NAMES = {
+    "records": "records",
+    "hard": "hard",
+    "nq": "NQ",
+    "squad": "SQuAD",
+    "bookend": "bookend's prompt",
+    "chat": "chat prompt",
+    "smollm2": "SmolLM2-135M",
+    "gemma3": "Gemma 3 270M",
+}
+#: Assumed hosted prices, dollars per million prompt tokens, at which the tune guide prices a
+#: label-free decision.
+PRICES = (0.15, 3.0)
+
 #: The tune guide's figure: the ``bookend tune`` run it shows.
 TUNE_FIGURE = "tune/nq-gemma3-k20"
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg")
@@ -144,8 +162,9 @@ def evidence() -> dict[str, Any]:
     retriever's own in a cell of :data:`CELLS`; ``items.fewest`` and ``items.most``: their
     numbers of items), ``tune.RUN`` and ``tune-chat.RUN`` (the
     ``bookend tune`` reports), ``matrix`` (``bench/default_matrix.json``, its ranking as
-    ``matrix.worst.CANDIDATE``), ``tuned_cells`` and ``prompt_cells`` (their JSON). Read once per
-    build (:func:`on_config` clears it)."""
+    ``matrix.worst.CANDIDATE``), ``tuned_cells`` and ``prompt_cells`` (their JSON),
+    ``label_free`` (:func:`label_free`) and ``label_free_codes`` (the code probes' cell). Read
+    once per build (:func:`on_config` clears it)."""
     from bookend_rag.lab.report.evidence import against_current
 
     cells = {}
@@ -162,7 +181,66 @@ def evidence() -> dict[str, Any]:
         out[folder] = {d.name: _read(d / "report.json") for d in sorted((BENCH / folder).iterdir())}
     for name in ("tuned_cells", "prompt_cells"):
         out[name] = _read(f"{name}.json")
+    out["label_free"] = label_free()
+    out["label_free_codes"] = _read("label_free_codes.json")
     return out
+
+
+def _span(values: list[float]) -> dict[str, float]:
+    return {"low": min(values), "high": max(values)}
+
+
+def label_free() -> dict[str, Any]:
+    """The label-free cells (:data:`LABEL_FREE`) as ``cells.CELL`` and their summary: how many
+    there are (``cells_count``), gave probes (``decided``), made the labelled decision
+    (``same``) or were measurably behind it (``behind``); the range over the cells of the MDE a
+    decision has from 30, 60 and 120 retrievals (``mde.N.low``, ``.high``) and of a decision's
+    cost from its dry run (``requests``, ``prompt_tokens``, and dollars at each of
+    :data:`PRICES` as ``dollars.PRICE``)."""
+    cells = {name: c for f in LABEL_FREE for name, c in _read(f).items()}
+    decided = [c for c in cells.values() if "refused" not in c]
+    mde = [c["retrievals_needed"]["mde"] for c in decided if c["retrievals_needed"]["mde"]]
+    dry = [c["cost"]["dry_run"] for c in decided]
+    tokens = [d["prompt_tokens"] for d in dry]
+    return {
+        "cells": cells,
+        "cells_count": len(cells),
+        "decided": len(decided),
+        "same": sum(c["decisions"]["label-free"] == c["decisions"]["labelled"] for c in decided),
+        "behind": sum(bool(c["measurably_behind"]) for c in decided),
+        "mde": {n: _span([m[n] for m in mde]) for n in ("30", "60", "120")},
+        "requests": _span([d["requests"] for d in dry]),
+        "prompt_tokens": _span(tokens),
+        "dollars": {f"{p:g}": _span([t * p / 1e6 for t in tokens]) for p in PRICES},
+    }
+
+
+def label_free_table() -> str:
+    """Markdown: per label-free cell, both decisions, the label-free one minus the labelled one
+    and minus the retriever's order (points with the paired 95% interval and the MDE; bold where
+    the label-free decision is measurably behind), or why the cell gave no probe."""
+    lines = [
+        "| suite | prompt | model | label-free / labelled | label-free minus labelled "
+        "| minus your order | minus the best fixed order |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, c in label_free()["cells"].items():
+        where = " | ".join(LABEL_FREE_NAMES[part] for part in name.split("-"))
+        if "refused" in c:
+            refused = "no probe: tune refused (the model did not answer)"
+            lines.append(f"| {where} | {refused} | — | — | — |")
+            continue
+        free, labelled = c["decisions"]["label-free"], c["decisions"]["labelled"]
+        behind = c["label_free_minus_labelled"]
+        versus = f"{_points(behind)} (MDE {100 * behind['mde']:.1f})"
+        if c["measurably_behind"]:
+            versus = f"**{versus}**"
+        best = f"{_points(c['label_free_minus_best_fixed'])} ({c['best_fixed']})"
+        lines.append(
+            f"| {where} | {free} / {labelled} | {versus if free != labelled else 'the same'} "
+            f"| {_points(c['label_free_minus_current'])} | {best} |"
+        )
+    return "\n".join(lines)
 
 
 def _diff(v: Any) -> float:
@@ -182,6 +260,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "ci": _points,  # a paired difference in points with its 95% interval
     "count": lambda v: str(len(v)),
     "minutes": lambda v: f"{v / 60:.1f}",  # seconds as minutes
+    "thousands": lambda v: f"{v:,}",  # a count with thousands separators
+    "usd": lambda v: f"${v:.2f}",
     "text": str,
 }
 # "report:" keeps the placeholders apart from the Jinja2 of the prompt templates the pages show.
@@ -243,9 +323,16 @@ def orders_table() -> str:
     return "\n".join(lines)
 
 
+#: ``{{ report: NAME }}`` for a whole table.
+TABLES: dict[str, Callable[[], str]] = {
+    "orders_table": orders_table,
+    "label_free_table": label_free_table,
+}
+
+
 def fill(markdown: str, where: str = "the page") -> str:
     """``markdown`` with every ``{{ report: PATH | FORMAT }}`` replaced by its number
-    (:func:`lookup`, :data:`FORMATS`) and ``{{ report: orders_table }}`` by :func:`orders_table`.
+    (:func:`lookup`, :data:`FORMATS`) and ``{{ report: TABLE }}`` by its table (:data:`TABLES`).
 
     Raises:
         PluginError: a path with no value, or an unknown format (naming the page and the text).
@@ -253,8 +340,8 @@ def fill(markdown: str, where: str = "the page") -> str:
 
     def replace(match: re.Match[str]) -> str:
         path, fmt = match.group(1), match.group(2) or "text"
-        if path == "orders_table":
-            return orders_table()
+        if path in TABLES:
+            return TABLES[path]()
         if fmt not in FORMATS:
             raise PluginError(
                 f"{where}: {match.group(0)!r}: format must be one of {sorted(FORMATS)}"

@@ -112,3 +112,32 @@ def test_an_image_the_site_does_not_hold_fails_the_build() -> None:
     assert hooks.on_page_content(shown, page=page, files=files) == shown
     with pytest.raises(PluginError, match=r"figures/missing\.png"):
         hooks.on_page_content('<img src="../../figures/missing.png">', page=page, files=files)
+
+
+def test_the_label_free_table_shows_each_cells_judgement_from_its_report() -> None:
+    judged = _report("label_free.json") | _report("label_free_gemma3.json")
+    rows = hooks.label_free_table().splitlines()[2:]
+    assert len(rows) == len(judged)
+    for row, (name, cell) in zip(rows, judged.items(), strict=True):
+        values = [v.strip() for v in row.strip("|").split("|")]
+        assert values[:3] == [hooks.LABEL_FREE_NAMES[p] for p in name.split("-")]
+        if "refused" in cell:
+            assert values[3].startswith("no probe")
+            continue
+        assert values[3] == f"{cell['decisions']['label-free']} / {cell['decisions']['labelled']}"
+        current = cell["label_free_minus_current"]
+        assert values[5] == f"{100 * current['diff']:+.1f} [{100 * current['ci_low']:+.1f}, " + (
+            f"{100 * current['ci_high']:+.1f}]"
+        )
+        assert values[4].startswith("**") == bool(cell["measurably_behind"])
+
+
+def test_the_label_free_section_types_no_number_by_hand() -> None:
+    text = (DOCS / "guides" / "tune.md").read_text(encoding="utf-8")
+    section = text.split("### How good a proxy")[1]
+    assert all(f"assumed ${price:g} per million" in section for price in hooks.PRICES)
+    section = re.sub(r"\{\{ report:[^}]*\}\}", "", section)
+    section = re.sub(r"`[^`]*`", "", section)  # commands and paths
+    section = re.sub(r"95%|80% power|assumed \$[\d.]+", "", section)  # levels and prices assumed
+    typed = re.findall(r"\d+\.\d+|\d+\s*%|\d+ (?:to \d+ )?points|\$\d", section)
+    assert typed == []
