@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from bookend_rag import Bookend, Placement, PlacementConfig
 from bookend_rag.config import SHORTCUTS, Shortcuts, declared_shortcuts
+from bookend_rag.place import placer as placer_module
 from bookend_rag.place import shortcut
 from bookend_rag.place.rank_path import place_by_rank
 from bookend_rag.place.shortcut import Shortcut
@@ -229,6 +230,25 @@ def test_the_default_call_takes_the_small_k_path() -> None:
     with mock.patch.object(shortcut, "place_few", wraps=place_few) as few:
         placement = placer.place(texts, scores)
     assert few.call_count == 1
+    assert (placement, placement) == both_paths(placer, texts, scores)
+
+
+@pytest.mark.parametrize("policy", ["drop_scores", "rank"])
+def test_a_call_with_a_score_missing_takes_the_small_k_path_without_reading_the_texts(
+    policy: str,
+) -> None:
+    """A retriever that left one item unscored: ``missing_scores`` decides on the small-K path,
+    with the array path's note, and the lengths stay uncounted until read (the array path would
+    count every text, with the framework's tokenizer in an adapter)."""
+    placer: Bookend[str] = Bookend("llama-3.1-8b", missing_scores=policy)
+    texts = [f"chunk {i} " * (i + 1) for i in range(20)]
+    scores: list[float | None] = [1.0 - i / 40 for i in range(20)]
+    scores[3] = None
+    with mock.patch.object(placer_module, "place_on_arrays") as arrays:
+        placement = placer.place(texts, scores)
+    assert arrays.call_count == 0
+    assert "lengths" not in vars(placement)
+    assert any("scores: 1 of 20 missing (scores[3] is None)" in note for note in placement.notes)
     assert (placement, placement) == both_paths(placer, texts, scores)
 
 

@@ -1,19 +1,21 @@
 """The small-K path: the placement of a few chunks on Python numbers
 (:mod:`bookend_rag.placement.small_k`), the array path's placement without its NumPy calls.
 
-It takes plain inputs only (float scores or none, string texts, or ``equal_lengths``) and
-returns ``None`` for any other, so that the array path places them and names any bad input.
+It takes plain inputs only (float scores, some possibly ``None``, or none; string texts, or
+``equal_lengths``) and returns ``None`` for any other, so that the array path places them and
+names any bad input.
 :mod:`bookend_rag.place.shortcut` says when it applies (2 to
 :data:`~bookend_rag.placement.small_k.SMALL_K_MAX` chunks, settings it places with).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from bookend_rag.arrays import IntArray
-from bookend_rag.inputs import equal_lengths, finite_floats
+from bookend_rag.inputs import equal_lengths, finite_floats, scores_by_policy
 from bookend_rag.place.array_path import place_on_arrays
 from bookend_rag.place.setup import Setup
 from bookend_rag.placement.result import Numbers, Placement
@@ -43,18 +45,25 @@ def place_few(
     """
     config = setup.config
     n = len(items)
-    checked_scores: list[float] | None
+    checked_scores: list[float] | None = None
     item_relevance: Numbers
-    if scores is None:
-        checked_scores, by_relevance = None, list(range(n))
-        item_relevance = relevance(None, n, config.distance)
-    else:
+    notes: Sequence[str] = setup.notices
+    if scores is not None:
         checked_scores = finite_floats(scores, n)
         if checked_scores is None:
-            return None
+            if not _floats_and_nones(scores, n):
+                return None  # the array path names the bad entry
+            # Some scores missing: ``missing_scores`` decides, with its note, as on the array
+            # path (which, for this alone, would count every text).
+            by_policy, note = scores_by_policy(scores, n, config.missing_scores, config.distance)
+            checked_scores = None if by_policy is None else by_policy.tolist()
+            notes = setup.notes(note)
+    if checked_scores is None:
+        by_relevance = list(range(n))
+        item_relevance = relevance(None, n, config.distance)
+    else:
         signed = [-s for s in checked_scores] if config.distance else checked_scores
         by_relevance, item_relevance = relevance_order(signed)
-    notes = setup.notices  # scores with one missing went to the array path: no score note
     item_lengths: Numbers | None
     if slot_ranks is not None:
         item_lengths = setup.reader.deferred_lengths(items)
@@ -83,3 +92,12 @@ def place_few(
         # The array path places, on the counts just taken: each text is read once.
         return None if counts is None else place_on_arrays(setup, items, scores, counts)
     return setup.result(items, order, item_relevance, item_lengths, checked_scores, notes)
+
+
+def _floats_and_nones(scores: Sequence[float | None], n: int) -> bool:
+    """Whether ``scores`` (a list or tuple) are ``n`` floats and ``None``, the floats finite:
+    what a retriever gives where some items have no score."""
+    if type(scores) not in (list, tuple) or len(scores) != n:
+        return False
+    given = [s for s in scores if s is not None]
+    return list(map(type, given)).count(float) == len(given) and math.isfinite(sum(given))
