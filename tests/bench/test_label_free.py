@@ -231,3 +231,22 @@ def test_the_mde_at_n_retrievals_is_the_probe_differences_mde_rescaled(diffs: li
 
 def test_no_mde_when_no_rival_was_scored() -> None:
     assert retrievals_needed(_tune(np.zeros(5), best=None)) == {"pair": None, "mde": {}}
+
+
+def test_tunes_caution_counts_the_cells_the_committed_judgements_hold() -> None:
+    """The **Caution.** line of a decision from self-answer probes states how often the probes
+    made the labelled decision; it must count what ``bench/label_free*.json`` hold."""
+    from bookend_rag.lab.report.source import probe_caution
+
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    judged = {
+        name: cell
+        for f in ("label_free.json", "label_free_gemma3.json")
+        for name, cell in json.loads((bench / f).read_text(encoding="utf-8")).items()
+        if "refused" not in cell
+    }
+    same = sum(c["decisions"]["label-free"] == c["decisions"]["labelled"] for c in judged.values())
+    caution = probe_caution({"source": {"kind": "probes", "design": "self-answer"}}, "default")
+    assert caution is not None
+    assert f"Checked against labels in {len(judged)} cells" in caution
+    assert f"made the labelled decision in {same}," in caution
