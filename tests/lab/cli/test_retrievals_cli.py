@@ -126,11 +126,17 @@ def test_eval_and_tune_run_on_probes_and_their_reports_say_so(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     tmp_path = tmp_path_factory.mktemp("cli")  # not the model's directory, whose files are hashed
-    # The tiny model often gives one answer from every document: more retrievals for self-answer.
-    n = 9 if design == "codes" else 24
+    # The tiny random model's greedy answer follows the prompt's last bytes and hardly anything
+    # before them: with the documents last, each document gets its own answer (with the question
+    # last, most documents got the same one, which tune refuses as a model that does not answer).
+    template = tmp_path / "documents-last.j2"
+    template.write_text(
+        "Q: {{ question }}\n{% for d in documents %}{{ d }}\n{% endfor %}", encoding="utf-8"
+    )
+    n = 9
     retrievals = _write_retrievals(tmp_path / "retrievals.jsonl", n, 3)
     common = ["--weights", str(saved_model), "--retrievals", str(retrievals), "--threads", "1"]
-    common += ["--no-progress", "--probes", design]
+    common += ["--no-progress", "--probes", design, "--template", str(template)]
     argv = ["eval", *common, "--random-draws", "1", "--no-oracle", "--out", str(tmp_path / "e")]
     assert main(argv) == 0
     assert "**Source.** probes built from your recorded retrievals" in capsys.readouterr().out
