@@ -12,10 +12,10 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
    another split, so calibration and evaluation stay disjoint.
 2. **Label-free tune.** ``bookend tune --retrievals --probes DESIGN`` on them (the labelled tune's
    weights, dtype and template, except Gemma 3's dtype: float32, see :data:`MODELS`;
-   ``--threads 1``) into ``bench/tune-probes/DESIGN/CELL/``, and its ``--dry-run`` (a fresh cache, so every
-   request counts) into ``dry-run.json``: what the decision costs on a hosted API. A cell whose
-   labelled tune does not exist yet (the chat prompt on NQ, every SQuAD cell) runs it first, into
-   the directory ``make tune`` and ``make prompts`` name (``bench/tune/SUITE-MODEL-k10``,
+   ``--threads 1``) into ``bench/tune-probes/DESIGN/CELL/``, and its ``--dry-run`` (a fresh cache,
+   so every request counts) into ``dry-run.json``: what the decision costs on a hosted API. A cell
+   whose labelled tune does not exist yet (the chat prompt on NQ, every SQuAD cell) runs it first,
+   into the directory ``make tune`` and ``make prompts`` name (``bench/tune/SUITE-MODEL-k10``,
    ``bench/tune-chat/...``), in the label-free tune's precision (:meth:`Cell.new_run_dtype`); a
    cell whose labelled evaluation does not exist either is judged as in step 3, both decisions by
    one ``bookend eval --config`` run (nothing to reuse). A label-free tune that refuses because no
