@@ -224,7 +224,7 @@ def label_free_table() -> str:
         "| minus your order | minus the best fixed order |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, c in label_free()["cells"].items():
+    for name, c in evidence()["label_free"]["cells"].items():
         where = " | ".join(LABEL_FREE_NAMES[part] for part in name.split("-"))
         if "refused" in c:
             refused = "no probe: tune refused (the model did not answer)"

@@ -16,7 +16,7 @@ Per cell, resumable at every step (each run keeps its own ``calls.jsonl``):
    so every request counts) into ``dry-run.json``: what the decision costs on a hosted API. A cell
    whose labelled tune does not exist yet (the chat prompt on NQ, every SQuAD cell) runs it first,
    into the directory ``make tune`` and ``make prompts`` name (``bench/tune/SUITE-MODEL-k10``,
-   ``bench/tune-chat/...``), in the label-free tune's precision (:meth:`Cell.new_run_dtype`); a
+   ``bench/tune-chat/...``), in the label-free tune's precision (:meth:`Cell.probe_dtype`); a
    cell whose labelled evaluation does not exist either is judged as in step 3, both decisions by
    one ``bookend eval --config`` run (nothing to reuse). A label-free tune that refuses because no
    retrieval gives a probe, or because one answer was generated for most documents (a model that
@@ -182,15 +182,9 @@ class Cell:
     def probe_dtype(self) -> str:
         return self.spec.probe_dtype or self.tune_dtype()
 
-    def new_run_dtype(self) -> str:
-        """The precision of a labelled tune or evaluation run for this comparison (none existed
-        for the cell): the label-free tune's, so that a new cell's decisions and their judging
-        share one precision (Gemma 3's float32, several times faster there than bfloat16)."""
-        return self.probe_dtype()
-
     def eval_dtype(self) -> str:
         report = _report(self.eval_report.parent)
-        return self.new_run_dtype() if report is None else str(report["settings"]["dtype"])
+        return self.probe_dtype() if report is None else str(report["settings"]["dtype"])
 
     def model_args(self, dtype: str) -> list[str]:
         template = ["--template", self.spec.chat_template] if self.chat else []
@@ -282,7 +276,9 @@ def labelled_tune(cell: Cell) -> None:
         return
     cell.labelled_dir.mkdir(parents=True, exist_ok=True)
     args = [BOOKEND, "tune", "--items", str(CALIBRATION_ITEMS), "--docs", str(K)]
-    args += ["--suite", cell.suite, *cell.model_args(cell.new_run_dtype())]
+    # Run for this comparison: the label-free tune's precision, so the cell's decisions and their
+    # judging share one (Gemma 3's float32, several times faster there than bfloat16).
+    args += ["--suite", cell.suite, *cell.model_args(cell.probe_dtype())]
     _run([*args, "--no-progress", "--out", _rel(cell.labelled_dir)], cell.log)
 
 

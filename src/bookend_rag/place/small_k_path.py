@@ -10,7 +10,6 @@ names any bad input.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -100,4 +99,4 @@ def _floats_and_nones(scores: Sequence[float | None], n: int) -> bool:
     if type(scores) not in (list, tuple) or len(scores) != n:
         return False
     given = [s for s in scores if s is not None]
-    return list(map(type, given)).count(float) == len(given) and math.isfinite(sum(given))
+    return finite_floats(given, len(given)) is not None
