@@ -193,7 +193,8 @@ def _span(values: list[float]) -> dict[str, float]:
 def label_free() -> dict[str, Any]:
     """The label-free cells (:data:`LABEL_FREE`) as ``cells.CELL`` and their summary: how many
     there are (``cells_count``), gave probes (``decided``), made the labelled decision
-    (``same``) or were measurably behind it (``behind``); the range over the cells of the MDE a
+    (``same``), another within the noise of it (``within_noise``) or were measurably behind it
+    (``behind``); the range over the cells of the MDE a
     decision has from 30, 60 and 120 retrievals (``mde.N.low``, ``.high``) and of a decision's
     cost from its dry run (``requests``, ``prompt_tokens``, and dollars at each of
     :data:`PRICES` as ``dollars.PRICE``)."""
@@ -202,12 +203,15 @@ def label_free() -> dict[str, Any]:
     mde = [c["retrievals_needed"]["mde"] for c in decided if c["retrievals_needed"]["mde"]]
     dry = [c["cost"]["dry_run"] for c in decided]
     tokens = [d["prompt_tokens"] for d in dry]
+    same = sum(c["decisions"]["label-free"] == c["decisions"]["labelled"] for c in decided)
+    behind = sum(bool(c["measurably_behind"]) for c in decided)
     return {
         "cells": cells,
         "cells_count": len(cells),
         "decided": len(decided),
-        "same": sum(c["decisions"]["label-free"] == c["decisions"]["labelled"] for c in decided),
-        "behind": sum(bool(c["measurably_behind"]) for c in decided),
+        "same": same,
+        "within_noise": len(decided) - same - behind,
+        "behind": behind,
         "mde": {n: _span([m[n] for m in mde]) for n in ("30", "60", "120")},
         "requests": _span([d["requests"] for d in dry]),
         "prompt_tokens": _span(tokens),

@@ -235,7 +235,8 @@ def test_no_mde_when_no_rival_was_scored() -> None:
 
 def test_tunes_caution_counts_the_cells_the_committed_judgements_hold() -> None:
     """The **Caution.** line of a decision from self-answer probes states how often the probes
-    made the labelled decision; it must count what ``bench/label_free*.json`` hold."""
+    made the labelled decision, were within the noise of it and were behind it; it must count
+    what ``bench/label_free*.json`` hold."""
     from bookend_rag.lab.report.source import probe_caution
 
     bench = Path(__file__).resolve().parents[2] / "bench"
@@ -250,3 +251,6 @@ def test_tunes_caution_counts_the_cells_the_committed_judgements_hold() -> None:
     assert caution is not None
     assert f"Checked against labels in {len(judged)} cells" in caution
     assert f"made the labelled decision in {same}," in caution
+    behind = sum(c["measurably_behind"] for c in judged.values())
+    assert f"within the noise of it in {len(judged) - same - behind} more" in caution
+    assert f"measurably behind it in {behind}:" in caution

@@ -43,7 +43,7 @@ def source_sentence(settings: Mapping[str, Any]) -> str:
 
 def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
     """``**Caution.** ...`` for a decision from probes: from self-answer probes, any decision (in
-    one of the 11 cells checked against labels it was measurably behind); from code probes, an
+    one of the 12 cells checked against labels it was measurably behind); from code probes, an
     order measured on the probes themselves (the situation in which they were far behind); else
     ``None`` (``bench/RESULTS.md``, "Label-free tuning")."""
     source = settings["source"]
@@ -52,12 +52,12 @@ def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
     if source.get("design") == "self-answer":
         return (
             f"**Caution.** `{chosen}` was chosen on self-answer probes, a proxy for labelled "
-            "items. Checked against labels in 11 cells (SmolLM2 and Gemma 3 270M, K = 10), it "
-            "made the labelled decision in 9, but on generated hard items it kept the default "
-            "where the labels chose the retriever's order: 8.7 points behind in bookend's "
-            'prompt, 1.9 (within the noise) in a chat prompt (bench/RESULTS.md, "Label-free '
-            'tuning"). Check it on a few labelled items (`bookend eval --items-file ... '
-            "--config tuned=tuned.json`) before you rely on it."
+            "items. Checked against labels in 12 cells (SmolLM2 and Gemma 3 270M, K = 10), it "
+            "made the labelled decision in 9, was within the noise of it in 2 more and was "
+            "measurably behind it in 1: on generated hard items in bookend's prompt it kept the "
+            "default where the labels chose the retriever's order, 8.7 points behind "
+            '(bench/RESULTS.md, "Label-free tuning"). Check it on a few labelled items '
+            "(`bookend eval --items-file ... --config tuned=tuned.json`) before you rely on it."
         )
     if chosen not in PROBE_MEASURED:
         return None
