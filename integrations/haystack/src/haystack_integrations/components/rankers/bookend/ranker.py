@@ -260,7 +260,7 @@ class BookendRanker:
         word_count_threshold: int | None,
     ) -> tuple[Placement[Document], Bookend[Document], list[float | None] | None]:
         """:meth:`place`, with the placer and the scores it placed by."""
-        distinct_ids = _check_documents(documents)
+        distinct_ids, checked_scores = _check_documents(documents)
         _check_word_count(word_count_threshold)
         # Checked on every call too: they are plain attributes, and may have been changed.
         _check_own_settings(self.word_count_threshold, self.source_key, self.annotate)
@@ -269,11 +269,11 @@ class BookendRanker:
         placer = self.placer(top_k, budget, query)
         docs = self._deduplicate(documents, distinct_ids)
         # LostInTheMiddleRanker takes the input order as the relevance order; so does alternate.
-        scores = (
-            None
-            if placer.config.strategy == "alternate"
-            else adapters.given_scores(list(map(_SCORE, docs)))
-        )
+        if placer.config.strategy == "alternate":
+            scores = None
+        else:  # the scores the check read, unless deduplication dropped some documents
+            kept = checked_scores if len(docs) == len(documents) else list(map(_SCORE, docs))
+            scores = adapters.given_scores(kept)
         words = word_count_threshold or self.word_count_threshold
         if words is not None:
             docs, scores = self._within_words(docs, scores, placer.config.top_k, words)
@@ -418,16 +418,17 @@ def _check_own_settings(words: int | None, source_key: str | None, annotate: boo
         raise ValueError(f"annotate must be True or False, got annotate={annotate!r}")
 
 
-def _check_documents(documents: list[Document]) -> int:
+def _check_documents(documents: list[Document]) -> tuple[int, list[float | None]]:
     """Haystack documents with text, a hashable id, and a finite real score or none; how many
-    distinct ids they hold."""
+    distinct ids they hold, and their scores."""
     if not isinstance(documents, list):
         raise ValueError(
             f"documents must be a list of Haystack Documents, got documents={documents!r}"
         )
-    distinct_ids = _plain_ids(documents)
-    if distinct_ids is not None:  # the common case, without the ABC checks
-        return distinct_ids
+    plain = _plain_ids(documents)
+    if plain is not None:  # the common case, without the ABC checks
+        return plain
+    scores: list[float | None] = []
     for i, doc in enumerate(documents):
         if not isinstance(doc, Document):
             raise ValueError(
@@ -444,34 +445,35 @@ def _check_documents(documents: list[Document]) -> int:
             raise ValueError(f"documents[{i}].id={doc.id!r} must be a string") from None
         # Checked here, not left to the core: deduplication compares the scores first, and it
         # moves the documents, so an index the core named would not be the caller's.
-        adapters.read_score(doc.score, "documents[{}].score", i)
-    return len(set(map(_ID, documents)))
+        scores.append(adapters.read_score(doc.score, "documents[{}].score", i))
+    return len(set(map(_ID, documents))), scores
 
 
 _ID = operator.attrgetter("id")
 _CONTENT = operator.attrgetter("content")
 _SCORE = operator.attrgetter("score")
-_DOCUMENT_ONLY = {Document}
-_STRING_ONLY = {str}
 _PLAIN_SCORES = {float, type(None)}
 
 
-def _plain_ids(documents: list[Any]) -> int | None:
-    """How many distinct ids the documents hold when every one is as retrievers make them (text,
-    a string id, a finite float score or none), else ``None``; checked at C speed: a finite sum
-    of the scores rules out NaN and the infinities. The set of ids is the deduplication's too:
-    reading the ids once for both saved a tenth of a call at K = 1000."""
-    if not set(map(type, documents)) <= _DOCUMENT_ONLY:
+def _plain_ids(documents: list[Any]) -> tuple[int, list[float | None]] | None:
+    """How many distinct ids the documents hold, and their scores, when every one is as
+    retrievers make them (text, a string id, a finite float score or none), else ``None``;
+    checked at C speed: a finite sum of the scores rules out NaN and the infinities, and the
+    types are counted (a list's count compares by identity first, cheaper than a set). The set of
+    ids is the deduplication's too, and the scores the placement's: reading each once saved a
+    tenth of a call at K = 1000 (the ids) and a sixteenth at K = 20 (the scores)."""
+    n = len(documents)
+    if list(map(type, documents)).count(Document) != n:
         return None
-    if not set(map(type, map(_CONTENT, documents))) <= _STRING_ONLY:
+    if list(map(type, map(_CONTENT, documents))).count(str) != n:
         return None
     ids = list(map(_ID, documents))
-    if not set(map(type, ids)) <= _STRING_ONLY:
+    if list(map(type, ids)).count(str) != n:
         return None
     scores = list(map(_SCORE, documents))
     if not set(map(type, scores)) <= _PLAIN_SCORES or not math.isfinite(sum(filter(None, scores))):
         return None
-    return len(set(ids))
+    return len(set(ids)), scores
 
 
 def _content(document: Document) -> str:
