@@ -29,7 +29,9 @@ with no note, with one note and with the recorder, and the writer thread's work 
 
 Rounds interleave the candidates; each figure is the median over rounds of the best-of-autorange
 per-call CPU time of this thread (``time.thread_time``: time the process waits for a core does not
-count). Setup (from the repository root)::
+count, nor a wait for the interpreter lock); ``--wall`` times by the wall clock instead, where a
+call's wait for the lock while a recorder's writer thread works does count. Setup (from the
+repository root)::
 
     pip install -r bench/requirements.txt
     python bench/adapters.py            # --k 20 --rounds 7
@@ -117,20 +119,23 @@ def rotating(calls: Sequence[Call]) -> Call:
     return lambda: next(turn)()
 
 
-def per_call(fn: Call) -> float:
-    """CPU seconds per call: the best of five autoranged batches, timed by this thread's CPU
-    clock, so that other processes on a busy machine do not count."""
-    timer = timeit.Timer(fn, timer=time.thread_time)
+def per_call(fn: Call, clock: Callable[[], float] = time.thread_time) -> float:
+    """Seconds per call: the best of five autoranged batches, timed by ``clock``: by default this
+    thread's CPU clock, so that other processes on a busy machine do not count (nor does a wait
+    for the interpreter lock held by another thread: ``--wall`` counts it)."""
+    timer = timeit.Timer(fn, timer=clock)
     number, _ = timer.autorange()
     return min(timer.repeat(repeat=5, number=number)) / number
 
 
-def measure(candidates: dict[str, Call], rounds: int) -> dict[str, float]:
+def measure(
+    candidates: dict[str, Call], rounds: int, clock: Callable[[], float] = time.thread_time
+) -> dict[str, float]:
     """Median per-call seconds of each candidate, the candidates interleaved within each round."""
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     for _ in range(rounds):
         for name, fn in candidates.items():
-            samples[name].append(per_call(fn))
+            samples[name].append(per_call(fn, clock))
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -334,14 +339,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=20, help="documents per call (default 20)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
+    parser.add_argument(
+        "--wall",
+        action="store_true",
+        help="time by the wall clock, not this thread's CPU time: a call's wait for the "
+        "interpreter lock (held by a recorder's writer thread) counts",
+    )
     args = parser.parse_args(argv)
+    clock = time.perf_counter if args.wall else time.thread_time
     check_same_documents(args.k)
     python = platform.python_version()
-    print(f"K = {args.k}, median of {args.rounds} interleaved rounds, python {python}")
+    timed = "wall clock" if args.wall else "thread CPU time"
+    print(f"K = {args.k}, median of {args.rounds} interleaved rounds, {timed}, python {python}")
     print(f"{'framework':<11} {'candidate':<18} {'per call':>10} {'/ framework':>12} {'/ core':>8}")
     summary: dict[str, list[tuple[str, float, float, float]]] = {}
     for name, candidates in frameworks(args.k).items():
-        times = measure(candidates, args.rounds)
+        times = measure(candidates, args.rounds, clock)
         for label, seconds in times.items():
             vs_framework = seconds / times["framework"]
             vs_core = "" if label == "framework" else f"{seconds / times['core']:.2f}x"
@@ -360,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{name + ' ' + adapter:<44} {own * 1e6:>7.1f}us {machinery * 1e6:>8.1f}us "
                 f"{reorderer * 1e6:>8.1f}us {own / reorderer:>15.2f}x"
             )
-    times = measure(outlet(args.k), args.rounds)
+    times = measure(outlet(args.k), args.rounds, clock)
     print(f"\n{'the path out of the core':<30} {'per call':>10} {'/ no note':>10}")
     for label, seconds in times.items():
         ratio = seconds / times["deliver, no note"]
