@@ -194,10 +194,10 @@ def label_free() -> dict[str, Any]:
     """The label-free cells (:data:`LABEL_FREE`) as ``cells.CELL`` and their summary: how many
     there are (``cells_count``), gave probes (``decided``), made the labelled decision
     (``same``), another within the noise of it (``within_noise``) or were measurably behind it
-    (``behind``); the range over the cells of the MDE a
-    decision has from 30, 60 and 120 retrievals (``mde.N.low``, ``.high``) and of a decision's
-    cost from its dry run (``requests``, ``prompt_tokens``, and dollars at each of
-    :data:`PRICES` as ``dollars.PRICE``)."""
+    (``behind``); the range over the cells of the MDE a decision has from 30, 60 and 120
+    retrievals (``mde.N.low``, ``.high``) and of a decision's cost from its dry run
+    (``requests``, ``prompt_tokens``, and dollars at each of :data:`PRICES` as
+    ``dollars.PRICE``)."""
     cells = {name: c for f in LABEL_FREE for name, c in _read(f).items()}
     decided = [c for c in cells.values() if "refused" not in c]
     mde = [c["retrievals_needed"]["mde"] for c in decided if c["retrievals_needed"]["mde"]]

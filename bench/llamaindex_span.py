@@ -8,8 +8,8 @@ own code. If the two simply added up, the adapter's call would be the span plus 
 code; this bench times the span's steps one at a time around the unwrapped adapter and around a
 function that does nothing, and prints how much more the pair costs than its parts (``extra``).
 
-Per-call CPU time of this thread (``time.thread_time``), the best of 7 repeats, the nodes of
-:func:`adapters.corpus` (64 lists in turn)::
+Per-call CPU time of this thread, as ``bench/adapters.py`` times it (:func:`adapters.per_call`:
+the best of five autoranged batches), the nodes of :func:`adapters.corpus` (64 lists in turn)::
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/llamaindex_span.py
 """
@@ -17,15 +17,13 @@ Per-call CPU time of this thread (``time.thread_time``), the best of 7 repeats, 
 from __future__ import annotations
 
 import inspect
-import itertools
-import time
-import timeit
 import uuid
 from collections.abc import Callable
 from contextvars import copy_context
+from functools import partial
 from typing import Any
 
-from adapters import DRAWS, corpus
+from adapters import DRAWS, corpus, per_call, rotating
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.postprocessor.bookend import BookendNodePostprocessor
@@ -34,15 +32,11 @@ from llama_index_instrumentation.span import active_span_id
 Body = Callable[..., Any]
 
 
-def per_call(
+def micros(
     call: Callable[[list[NodeWithScore]], object], lists: list[list[NodeWithScore]]
 ) -> float:
-    """Microseconds per call of ``call`` on the lists in turn."""
-    turn = itertools.cycle(lists)
-    best = min(
-        timeit.repeat(lambda: call(next(turn)), number=2000, repeat=7, timer=time.thread_time)
-    )
-    return best / 2000 * 1e6
+    """Microseconds per call of ``call`` on the lists in turn (:func:`adapters.per_call`)."""
+    return per_call(rotating([partial(call, nodes) for nodes in lists])) * 1e6
 
 
 def main() -> None:
@@ -94,7 +88,7 @@ def main() -> None:
         wrapped = get_dispatcher(BookendNodePostprocessor.__module__).span(fresh)
         return lambda nodes: wrapped(adapter, nodes)
 
-    alone = per_call(lambda nodes: unwrapped(adapter, nodes), lists)
+    alone = micros(lambda nodes: unwrapped(adapter, nodes), lists)
     print(f"K = 20, the adapter's _postprocess_nodes unwrapped: {alone:.1f} us per call")
     print(f"{'step':32s} {'around it':>10s} {'around nothing':>15s} {'extra':>8s}")
     steps = [
@@ -104,8 +98,8 @@ def main() -> None:
         ("the whole span", whole_span),
     ]
     for name, step in steps:
-        around = per_call(step(unwrapped), lists)
-        empty = per_call(step(nothing), lists)
+        around = micros(step(unwrapped), lists)
+        empty = micros(step(nothing), lists)
         print(f"{name:32s} {around:8.1f}us {empty:13.1f}us {around - empty - alone:+7.1f}us")
 
 

@@ -425,7 +425,7 @@ def _check_documents(documents: list[Document]) -> tuple[int, list[float | None]
         raise ValueError(
             f"documents must be a list of Haystack Documents, got documents={documents!r}"
         )
-    plain = _plain_ids(documents)
+    plain = _plain_documents(documents)
     if plain is not None:  # the common case, without the ABC checks
         return plain
     scores: list[float | None] = []
@@ -455,7 +455,7 @@ _SCORE = operator.attrgetter("score")
 _PLAIN_SCORES = {float, type(None)}
 
 
-def _plain_ids(documents: list[Any]) -> tuple[int, list[float | None]] | None:
+def _plain_documents(documents: list[Any]) -> tuple[int, list[float | None]] | None:
     """How many distinct ids the documents hold, and their scores, when every one is as
     retrievers make them (text, a string id, a finite float score or none), else ``None``;
     checked at C speed: a finite sum of the scores rules out NaN and the infinities, and the
