@@ -329,7 +329,8 @@ class FrameworkAdapter(PlacementConfig):
         description="Off (None), a JSON Lines file path (appended to, bounded and rotated: "
         "bookend_rag.recorder.RetrievalRecorder) or an object with record(call): each call's "
         "question, documents with their scores in the retriever's order, model and the order "
-        "placed. Not serialised.",
+        "placed, copied at the call (metadata only for the keys a RetrievalRecorder's metadata= "
+        "allows; BOOKEND_RECORD=0 turns it off). Not serialised.",
     )
 
     @field_validator("recorder")
@@ -353,7 +354,8 @@ class FrameworkAdapter(PlacementConfig):
 
     @staticmethod
     def item_metadata(item: Any) -> Mapping[str, Any] | None:
-        """An item's metadata (its JSON scalars go into a retrieval record)."""
+        """An item's metadata (the JSON scalars of the keys a recorder allows go into a
+        retrieval record)."""
         raise NotImplementedError
 
     def deliver(

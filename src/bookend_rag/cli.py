@@ -335,7 +335,11 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
         else Bookend.from_config(config, **given, **readers)
     )
     indices, scores = list(range(len(chunks))), columns.get("scores")
-    recorder = None if args.recorder is None else RetrievalRecorder(args.recorder)
+    recorder = (
+        None
+        if args.recorder is None
+        else RetrievalRecorder(args.recorder, metadata=args.record_metadata or ())
+    )
     placement = placer.place(indices, scores, lengths=columns.get("lengths"))
     # The notes go to the logger and the JSON here, and to stderr as lines of this command's
     # (a warning's "file:line: PlacementNote:" prefix would name bookend's own script).
@@ -452,7 +456,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--recorder",
         metavar="FILE",
         help="append the call to this retrieval record file (JSON Lines, schema "
-        "bookend-retrievals/1: the chunks with their scores, the model, the order placed)",
+        "bookend-retrievals/2: the chunks with their scores, the model, the order placed; "
+        "created with mode 0600; BOOKEND_RECORD=0 turns it off)",
+    )
+    reo.add_argument(
+        "--record-metadata",
+        metavar="KEY",
+        nargs="+",
+        help="with --recorder, record these fields of each chunk object as its metadata "
+        "(default: none)",
     )
     _setting_options(reo, _REORDER_SETTINGS, configurable=True)
     reo.set_defaults(func=_cmd_reorder)

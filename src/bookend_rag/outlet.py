@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bookend_rag.errors import caller_stacklevel, not_the_callers
-from bookend_rag.recorder import LOGGER, Recorder, Retrieval, record_call
+from bookend_rag.recorder import LOGGER, Recorder, Retrieval, call_not_made, record_call
 from bookend_rag.retrievals import RecordSource
 
 if TYPE_CHECKING:
@@ -99,27 +99,35 @@ def deliver(
     own channel).
 
     Its notes go to :func:`send_notes` (the placer's notices aside, warned once already). With a
-    ``recorder``, the call goes to it as a :class:`~bookend_rag.recorder.Retrieval`: ``items``
-    and ``scores`` in the retriever's order, the ``question``, the model and the order placed
+    ``recorder``, the call goes to it as a :class:`~bookend_rag.recorder.Retrieval` copied now
+    (:meth:`~bookend_rag.recorder.Retrieval.of`: a document changed after the call is recorded
+    as it was): ``items`` read by ``text`` (``None``: as a placer reads them) with their
+    ``scores`` in the retriever's order, the ``question``, the model, the order placed
     (``by_identity``: ``placement.items`` found among ``items`` by identity, for an adapter that
-    placed a deduplicated copy); ``text`` and ``metadata`` read an item when the record is
-    written, off the caller's path.
+    placed a deduplicated copy) and, of ``metadata``, the keys the recorder asks for (its
+    ``metadata_keys``; none without). A call that cannot be recorded is told
+    (:class:`~bookend_rag.recorder.RecorderWarning`), never a failed retrieval.
     """
     notes = placement.notes
     if notes:
         send_notes(notes, skip=placer.notices, warn=warn)
     if recorder is not None:
-        call = Retrieval(
-            items=items,
-            scores=scores,
-            model=placer.config.model,
-            order=None if by_identity else placement.order,
-            kept=placement.items if by_identity else (),
-            source=source,
-            question=question,
-            text=text,
-            metadata=metadata,
-            profile_name=placement.profile.name,
-        )
-        record_call(recorder, call)
+        model = placer.config.model
+        try:
+            call = Retrieval.of(
+                items,
+                scores,
+                model=model if isinstance(model, str) else placement.profile.name,
+                order=None if by_identity else placement.order,
+                kept=placement.items if by_identity else (),
+                source=source,
+                question=question,
+                text=text,
+                metadata=metadata,
+                keys=getattr(recorder, "metadata_keys", ()),
+            )
+        except Exception as exc:  # a caller's text or metadata function: anything can fail
+            call_not_made(recorder, exc)
+        else:
+            record_call(recorder, call)
     return notes

@@ -25,24 +25,28 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from bookend_rag.errors import OneLineModel, shown
+from bookend_rag.errors import OneLineModel, no_bool, shown
 
 __all__ = [
     "RETRIEVALS_SCHEMA",
     "RecordedDocument",
     "RetrievalRecord",
+    "SchemaVersion",
     "json_scalars",
     "read_retrievals",
     "record_from",
     "write_retrievals",
 ]
 
-#: The version of the record format this library writes and reads.
-RETRIEVALS_SCHEMA: Final = "bookend-retrievals/1"
+#: The version of the record format this library writes.
+RETRIEVALS_SCHEMA: Final = "bookend-retrievals/2"
+
+#: Every version a record may name: version 1 is version 2 without ``unrecorded`` (read as 0).
+SchemaVersion = Literal["bookend-retrievals/1", "bookend-retrievals/2"]
 
 #: Where a record came from: the core's function, one of the three adapters, the command line,
 #: or a conversion of objects a team logged itself.
@@ -74,19 +78,23 @@ class RecordedDocument(OneLineModel):
 
 class RetrievalRecord(OneLineModel):
     """One retriever call: ``documents`` in the retriever's order, ``order`` the input indices in
-    the order bookend placed them (``None`` where nothing was placed, as for imported logs)."""
+    the order bookend placed them (``None`` where nothing was placed, as for imported logs), and
+    ``unrecorded``, how many calls its recorder could not record (a full buffer, a record that
+    could not be made, a failed write) since the record it wrote before this one.
+
+    A record of version 1 (``"schema": "bookend-retrievals/1"``, which has no ``unrecorded``) is
+    valid too, with ``unrecorded`` 0; a record is written as version 2."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    schema_version: Literal["bookend-retrievals/1"] = Field(
-        default=RETRIEVALS_SCHEMA, alias="schema"
-    )
+    schema_version: SchemaVersion = Field(default=RETRIEVALS_SCHEMA, alias="schema")
     question: str | None = None
     documents: Annotated[list[RecordedDocument], Field(min_length=1)]
     model: str | None = None
     order: list[int] | None = None
     source: RecordSource = "import"
     time: str = Field(default_factory=_now)
+    unrecorded: Annotated[int, BeforeValidator(no_bool), Field(ge=0)] = 0
 
     @model_validator(mode="after")
     def _order_is_a_permutation_of_kept_documents(self) -> RetrievalRecord:
@@ -101,8 +109,18 @@ class RetrievalRecord(OneLineModel):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _unrecorded_needs_version_2(self) -> RetrievalRecord:
+        if self.unrecorded and self.schema_version == "bookend-retrievals/1":
+            raise ValueError(
+                f"unrecorded={self.unrecorded}: schema 'bookend-retrievals/1' has no unrecorded "
+                f"count (it is {RETRIEVALS_SCHEMA!r}'s)"
+            )
+        return self
+
     def to_json_line(self) -> str:
-        """The record as one line of JSON (no newline), as a record file holds it."""
+        """The record as one line of JSON (no newline), as a record file holds it (in the
+        version it was read as: a version 1 record stays one)."""
         return self.model_dump_json(by_alias=True)
 
 
@@ -127,10 +145,10 @@ def read_retrievals(path: str | Path) -> Iterator[RetrievalRecord]:
             if not isinstance(data, dict):
                 raise ValueError(f"{path}:{number}: a record is a JSON object, got {shown(data)}")
             version = data.get("schema", RETRIEVALS_SCHEMA)
-            if version != RETRIEVALS_SCHEMA:
+            if version not in get_args(SchemaVersion):
                 raise ValueError(
                     f"{path}:{number}: schema={shown(version)} is not one this version of "
-                    f"bookend reads ({RETRIEVALS_SCHEMA})"
+                    f"bookend reads ({', '.join(get_args(SchemaVersion))})"
                 )
             try:
                 yield RetrievalRecord(**data)

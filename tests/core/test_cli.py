@@ -312,8 +312,9 @@ def test_every_reorder_option_reaches_the_placement(
         "tokenizer": ([str(tmp_path)], str(tmp_path)),
         "exact_max_k": (["3"], 3),
     }
-    # --config and --recorder are no placement settings (the recorder: tests/core/test_recorder.py)
-    not_settings = {"help", "config", "recorder"}
+    # --config, --recorder and --record-metadata are no placement settings (the recorder:
+    # tests/core/test_recorder.py)
+    not_settings = {"help", "config", "recorder", "record_metadata"}
     assert set(given) == set(_options("reorder")) - not_settings  # a new one needs a value
     placed: list[bookend_rag.PlacementConfig] = []
 

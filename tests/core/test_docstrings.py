@@ -9,7 +9,14 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "module", ["bookend_rag", "bookend_rag.place.cached", "bookend_rag.config", "bookend_rag.spec"]
+    "module",
+    [
+        "bookend_rag",
+        "bookend_rag.place.cached",
+        "bookend_rag.config",
+        "bookend_rag.spec",
+        "bookend_rag.recorder",
+    ],
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

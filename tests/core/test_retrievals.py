@@ -32,8 +32,28 @@ def test_records_round_trip_through_a_file(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(r.to_json_line() for r in records) + "\n\n", encoding="utf-8")
     assert list(read_retrievals(path)) == records
-    assert '"schema":"bookend-retrievals/1"' in records[0].to_json_line()
+    assert '"schema":"bookend-retrievals/2"' in records[0].to_json_line()
     assert records[0].schema_version == RETRIEVALS_SCHEMA
+    assert records[0].unrecorded == 0
+
+
+def test_a_record_counts_the_calls_not_recorded_before_it_from_version_2() -> None:
+    """Issue 48, 5: what a recorder could not record goes into the file, in schema version 2;
+    a version 1 record is still valid, with nothing counted."""
+    record = _record(unrecorded=7)
+    assert '"unrecorded":7' in record.to_json_line()
+    assert RetrievalRecord.model_validate_json(record.to_json_line()) == record
+    old = RetrievalRecord.model_validate(
+        {"schema": "bookend-retrievals/1", "documents": [{"text": "a"}], "question": "q"}
+    )
+    assert (old.schema_version, old.unrecorded) == ("bookend-retrievals/1", 0)
+    assert '"schema":"bookend-retrievals/1"' in old.to_json_line()
+    with pytest.raises(ValueError, match=r"^unrecorded=-1: Input should be greater than or equal"):
+        _record(unrecorded=-1)
+    with pytest.raises(ValueError, match=r"^unrecorded=True: must be a number, not a bool"):
+        _record(unrecorded=True)
+    with pytest.raises(ValueError, match=r"schema 'bookend-retrievals/1' has no unrecorded count"):
+        _record(schema="bookend-retrievals/1", unrecorded=2)
 
 
 @pytest.mark.parametrize(

@@ -91,8 +91,8 @@ def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
     assert (record.question, record.model, record.source) == ("why?", "qwen2.5-7b", "langchain")
     assert [d.text for d in record.documents] == [d.page_content for d in docs]
     assert [d.score for d in record.documents] == [0.2, 0.9, 0.4]
-    assert [record.documents[i].metadata["i"] for i in record.order or []] == [
-        d.metadata["i"] for d in placed
+    assert [record.documents[i].text for i in record.order or []] == [
+        d.page_content for d in placed
     ]
     # What a team logged itself, (Document, score) pairs, converts to the same documents.
     pairs = [

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any, TypeVar, cast
 
 from bookend_rag.config import DEFAULT_MODEL
+from bookend_rag.errors import shown
 from bookend_rag.outlet import deliver
 from bookend_rag.place.placer import Bookend
 from bookend_rag.placement.result import Placement
@@ -30,6 +31,7 @@ def reorder(
     lengths: Sequence[float] | None = None,
     config: ConfigSource | None = None,
     recorder: RecorderLike = None,
+    question: str | None = None,
     **settings: Any,
 ) -> Placement[T]:
     """Place ``items`` in the prompt order that gives the most relevant text the most influence.
@@ -51,7 +53,11 @@ def reorder(
     did not fit ...) is also sent to ``warnings`` (:class:`~bookend_rag.outlet.PlacementNote`)
     and the ``bookend_rag`` logger (:func:`bookend_rag.outlet.deliver`). ``recorder`` (a file
     path or a :class:`~bookend_rag.recorder.Recorder`; off by default) appends the call to a
-    retrieval record file (:mod:`bookend_rag.recorder`).
+    retrieval record file (:mod:`bookend_rag.recorder`): the items' texts (each string, or each
+    item's ``text`` as the placement read it) and scores as they are at the call, the order
+    placed and ``question``, the user's question, which ``bookend tune --retrievals`` needs to
+    build probes from the record. ``question`` is recorded only: it does not change the
+    placement (``suffix_tokens`` counts what follows the chunks).
 
     Example:
         >>> reorder(["a", "b", "c", "d", "e"], [0.9, 0.8, 0.3, 0.2, 0.1]).order
@@ -63,8 +69,11 @@ def reorder(
         ['b', 'c', 'a']
 
     Raises:
-        ValueError: a bad item, score, setting or ``config``, in one line naming it.
+        ValueError: a bad item, score, setting, ``config`` or ``question``, in one line naming
+            it.
     """
+    if question is not None and not isinstance(question, str):
+        raise ValueError(f"question must be a string or None, got question={shown(question)}")
     if config is None:
         placer = cached_placer({"model": DEFAULT_MODEL if model is None else model, **settings})
     else:  # a config file may change between calls: read it each time
@@ -82,6 +91,7 @@ def reorder(
             source="reorder",
             items=items,
             scores=scores,
+            question=question,
             text=placer.item_text,
         )
     return placement
