@@ -140,7 +140,7 @@ class Retrieval:
             question,
             recorded,
             listed if order is None else (),
-            list(kept),
+            list(kept) if order is None else (),
         )
 
     def record(self, unrecorded: int = 0) -> RetrievalRecord:

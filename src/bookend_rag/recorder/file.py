@@ -415,4 +415,5 @@ def _after_fork_in_child() -> None:
 
 
 atexit.register(_close_all)
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # no fork on Windows
+    os.register_at_fork(after_in_child=_after_fork_in_child)

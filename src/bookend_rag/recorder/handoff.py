@@ -99,4 +99,5 @@ def _after_fork_in_child() -> None:
     _RECORDERS_LOCK = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # no fork on Windows
+    os.register_at_fork(after_in_child=_after_fork_in_child)
