@@ -40,18 +40,20 @@ class BookendRetriever(BaseRetriever):
     best, the question and the scores reaching the placement and its recorder.
 
     A LangChain retriever (``invoke``, ``ainvoke``, ``batch``, ``abatch``, callbacks and
-    tracing), for the place a retriever takes in a chain::
+    tracing), for the place a retriever takes in a chain:
 
-        retriever = BookendRetriever(
-            vectorstore=store,
-            reorder=BookendReorder(model="llama-3.1-8b", recorder="retrievals.jsonl"),
-            search_kwargs={"k": 6},
-        )
-        chain = (
-            {"context": retriever | format_docs, "question": RunnablePassthrough()}
-            | prompt
-            | llm
-        )
+    ```python
+    retriever = BookendRetriever(
+        vectorstore=store,
+        reorder=BookendReorder(model="llama-3.1-8b", recorder="retrievals.jsonl"),
+        search_kwargs={"k": 6},
+    )
+    chain = (
+        {"context": retriever | format_docs, "question": RunnablePassthrough()}
+        | prompt
+        | llm
+    )
+    ```
 
     Each call runs the store's ``scored_search`` (sync or async) with the query and
     ``search_kwargs``, places the ``(Document, score)`` pairs with ``reorder`` (its settings, its
