@@ -15,23 +15,25 @@ import pytest
 from haystack import Document, Pipeline
 from haystack_integrations.components.rankers.bookend import BookendRanker
 
-from bookend_rag.recorder import RecorderWarning, Retrieval, RetrievalRecorder, as_recorder
+from bookend_rag.recorder import RecorderWarning, RetrievalRecorder, as_recorder
 from bookend_rag.retrievals import read_retrievals
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 class Calls:
-    """A recorder that keeps the calls it is given."""
+    """A recorder object of the user's (a queue, say): it keeps the calls it is given."""
 
     def __init__(self) -> None:
-        self.calls: list[Retrieval] = []
+        self.calls: list[Any] = []
 
-    def record(self, call: Retrieval) -> None:
+    def record(self, call: Any) -> None:
         self.calls.append(call)
 
 
-def test_the_readme_pipeline_gives_the_ranker_the_query(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_pipeline_gives_the_ranker_the_query(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The README's pipeline run, as written, with a recorder on its ranker: the record has the
     query (it had none: the query went to the retriever and the prompt builder only)."""
     block = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.S | re.M)[0]
@@ -40,11 +42,11 @@ def test_the_readme_pipeline_gives_the_ranker_the_query(monkeypatch: pytest.Monk
     namespace: dict[str, Any] = {"__name__": "__readme__"}
     monkeypatch.setattr("builtins.print", lambda *args, **kwargs: None)
     exec(compile(block, str(README), "exec"), namespace)
-    calls = Calls()
-    namespace["pipeline"].get_component("ranker").recorder = calls
+    recorder = RetrievalRecorder(tmp_path / "records.jsonl")
+    namespace["pipeline"].get_component("ranker").recorder = recorder
     exec(compile(run.group(0), str(README), "exec"), namespace)
-    (call,) = calls.calls
-    assert call.record().question == namespace["query"]
+    recorder.flush()
+    assert [r.question for r in read_retrievals(recorder.path)] == [namespace["query"]]
 
 
 def _pipeline(recorder: Any) -> Pipeline:
