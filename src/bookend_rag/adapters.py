@@ -21,14 +21,14 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from bookend_rag.config import PlacementConfig, validation_message
-from bookend_rag.errors import not_the_callers, shown
+from bookend_rag.errors import caller_stacklevel, not_the_callers, shown
 from bookend_rag.inputs import MissingScores, finite_floats, read_score
 from bookend_rag.outlet import PlacementNote, deliver
 from bookend_rag.place import Bookend
 from bookend_rag.place.cached import placer_for
 from bookend_rag.place.items import StringText
 from bookend_rag.placement.result import Placement
-from bookend_rag.recorder import Recorder, RecorderLike, as_recorder
+from bookend_rag.recorder import Recorder, RecorderLike, RecorderWarning, as_recorder
 from bookend_rag.retrievals import RecordSource
 from bookend_rag.tokens import TokenCounterLike
 from bookend_rag.tuned import load_config
@@ -45,7 +45,9 @@ __all__ = [
     "PlacerCache",
     "Recorder",
     "RecorderLike",
+    "RecorderWarning",
     "as_recorder",
+    "caller_stacklevel",
     "deliver",
     "finite_floats",
     "first_slot_annotations",

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from llama_index.core import MockEmbedding, VectorStoreIndex
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.llms import MockLLM
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.postprocessor.bookend import BookendNodePostprocessor, PlacementNotesEvent
 
@@ -98,6 +100,29 @@ def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
     assert [nodes[i] for i in record.order or []] == out
     # The NodeWithScore lists a team logged itself convert to the same documents.
     assert record_from(nodes).documents == record.documents
+
+
+def test_the_readmes_query_engine_records_each_query(tmp_path: Path) -> None:
+    """The README's query engine gives the postprocessor the query by itself (issue 48, 1: the
+    pipelines the docs show record the question), sync and async, with the retriever's scores."""
+    path = tmp_path / "r.jsonl"
+    nodes = [TextNode(text=f"Passage {i} about the sunshield.") for i in range(8)]
+    index = VectorStoreIndex(nodes, embed_model=MockEmbedding(embed_dim=8))
+    engine = index.as_query_engine(
+        llm=MockLLM(),
+        similarity_top_k=6,
+        node_postprocessors=[BookendNodePostprocessor(recorder=path)],
+    )
+    engine.query("How does the telescope stay cold?")
+    asyncio.run(engine.aquery("Which layer is the coldest?"))
+    as_recorder(path).flush()  # type: ignore[union-attr]
+    records = list(read_retrievals(path))
+    assert [r.question for r in records] == [
+        "How does the telescope stay cold?",
+        "Which layer is the coldest?",
+    ]
+    assert all(len(r.documents) == 6 for r in records)
+    assert all(d.score is not None for r in records for d in r.documents)
 
 
 @settings(max_examples=60, deadline=None)

@@ -57,11 +57,14 @@ class BookendReorder(
 ):
     """Put retrieved documents in the order the model reads best.
 
-    One object, three ways in:
+    In a chain that retrieves from a vector store, give it to a
+    :class:`~langchain_bookend.BookendRetriever`, which places the store's scored search with the
+    chain's question (a reorderer after a plain retriever receives neither the store's scores
+    nor the question). One object, three ways in, for documents another step retrieved:
 
-    * LCEL: ``retriever | BookendReorder(model="llama-3.1-8b") | format_docs``, or
-      ``{"documents": retriever, "question": RunnablePassthrough()} | BookendReorder()`` to pass
-      the question too (``invoke``, ``ainvoke``, ``batch``, ``abatch``, callbacks and tracing);
+    * LCEL: ``BookendReorder(model="llama-3.1-8b")`` on a list of documents, or on
+      ``{"documents": [...], "question": "..."}`` to pass the question too (``invoke``,
+      ``ainvoke``, ``batch``, ``abatch``, callbacks and tracing);
     * document compressor: ``ContextualCompressionRetriever(base_compressor=BookendReorder(),
       base_retriever=...)`` or a step of ``DocumentCompressorPipeline`` (it receives the query);
     * document transformer: ``transform_documents`` / ``atransform_documents``.
@@ -88,11 +91,10 @@ class BookendReorder(
     warns. The settings are stored and serialised, not the file.
 
     Scores from a vector store: a LangChain retriever drops them, so place the ``(Document,
-    score)`` pairs the store returns instead:
-    ``RunnableLambda(store.similarity_search_with_relevance_scores) | BookendReorder()``. Each
-    pair's score decides (higher is better; ``similarity_search_with_score`` returns distances
-    for many stores: set ``distance=True`` with it) and the documents come back without their
-    scores, unmodified.
+    score)`` pairs the store returns instead (what :class:`~langchain_bookend.BookendRetriever`
+    does). Each pair's score decides (higher is better; ``similarity_search_with_score``
+    returns distances for many stores: set ``distance=True`` with it) and the documents come
+    back without their scores, unmodified.
 
     Relevance: each document's score is the first of ``score_key`` found in its metadata (a key
     holding ``None`` counts as absent). If every document has one, the scores decide
@@ -114,7 +116,9 @@ class BookendReorder(
     ``astream_events``). ``recorder`` (a file path or an object with ``record(call)``; off by
     default) appends each call: the question (from the compressor's ``query`` or the mapping's
     ``question``), the documents with their scores in the retriever's order, the model and the
-    order placed (:mod:`bookend_rag.recorder`).
+    order placed (:mod:`bookend_rag.recorder`); a call without a question (``retriever |
+    reorder``, ``transform_documents``) is recorded without one, which ``bookend tune
+    --retrievals`` cannot build a probe from.
 
     Raises:
         ValueError: a bad setting, input or score: one line naming the parameter and the value.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -102,10 +103,13 @@ class BookendRanker:
         source_key: ``meta`` key of a source; documents sharing a value keep their input order.
         annotate: return copies of the documents with ``bookend_slot`` and ``bookend_weight``
             added to ``meta``; without it the same objects come back, unmodified.
-        recorder: off (``None``), a JSON Lines file path (``to_dict`` stores it) or an object
-            with ``record(call)`` (not serialised): appends each ``run``'s ``query``, the
-            documents with their scores as the retriever gave them, the model and the order
-            placed (:mod:`bookend_rag.recorder`).
+        recorder: off (``None``), a JSON Lines file path (``to_dict`` stores it, ``from_dict``
+            makes its directory where there is none) or an object with ``record(call)`` (not
+            serialised: ``to_dict`` warns): appends each ``run``'s ``query``, the documents
+            with their scores as the retriever gave them, the model and the order placed
+            (:mod:`bookend_rag.recorder`). In a pipeline, give the ranker the query in the run
+            data (``pipeline.run({..., "ranker": {"query": query}})``): a record without one
+            cannot become a ``bookend tune --retrievals`` probe.
         config: every placement setting from a config or a ``tuned.json`` (see above).
 
     Raises:
@@ -196,9 +200,7 @@ class BookendRanker:
         its JSON object) and only the settings that differ from it."""
         settings = self._placement.model_dump()
         own = self._own_settings()
-        # A path serialises; an object recorder (a caller's queue) does not.
-        recorder = self.recorder
-        own["recorder"] = os.fspath(recorder) if isinstance(recorder, str | os.PathLike) else None
+        own["recorder"] = _recorder_ref(self.recorder)
         if self.config is None:
             return default_to_dict(self, **settings, **own)
         tuned = load_config(self.config)
@@ -208,14 +210,18 @@ class BookendRanker:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BookendRanker:
-        """Rebuild the component from :meth:`to_dict` output (a config path is read again).
+        """Rebuild the component from :meth:`to_dict` output (a config path is read again; the
+        directory of a recorder path is made if this machine has none, readable by its owner
+        only).
 
         Raises:
-            ValueError: ``data`` is not a mapping, or holds a bad setting or config.
+            ValueError: ``data`` is not a mapping, or holds a bad setting or config, or a
+                recorder path whose directory cannot be made.
         """
         if not isinstance(data, Mapping):
             raise ValueError(f"data must be a mapping (to_dict output), got data={data!r}")
         params = dict(data.get("init_parameters") or {})
+        _make_recorder_directory(params.get("recorder"))
         if params.get("config") is None:
             return default_from_dict(cls, dict(data))
         # The settings stored beside a config differ from it: set them after construction, where
@@ -399,6 +405,41 @@ def _config_ref(config: ConfigSource) -> str | dict[str, Any]:
     ):
         return os.fspath(config)
     return load_config(config).to_json()
+
+
+def _recorder_ref(recorder: adapters.RecorderLike) -> str | None:
+    """How ``to_dict`` stores a recorder: a path as the path. An object (a caller's queue, a
+    configured :class:`~bookend_rag.recorder.RetrievalRecorder`) cannot be serialised: stored as
+    ``None``, with a warning naming the fix, so a loaded pipeline does not stop recording
+    without a word."""
+    if recorder is None or isinstance(recorder, str | os.PathLike):
+        return None if recorder is None else os.fspath(recorder)
+    path = getattr(recorder, "path", None)
+    fix = f"recorder={os.fspath(path)!r}" if isinstance(path, str | os.PathLike) else "a path"
+    warnings.warn(
+        f"BookendRanker.to_dict: recorder={adapters.shown(recorder)} is an object and is not "
+        f"serialised (a loaded pipeline records nothing); give the ranker {fix} to serialise it",
+        adapters.RecorderWarning,
+        stacklevel=adapters.caller_stacklevel(),
+    )
+    return None
+
+
+def _make_recorder_directory(recorder: Any) -> None:
+    """Make the directory of a recorder path read from a serialised pipeline, which may have
+    been recorded on another machine (the ranker itself refuses a path without a directory)."""
+    if not isinstance(recorder, str):
+        return  # not a path: the ranker's own check names it
+    directory = os.path.dirname(recorder)
+    if not directory or os.path.isdir(directory):
+        return
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(
+            f"recorder={recorder!r}: its directory cannot be made on this machine "
+            f"({exc.strerror or exc}); set init_parameters.recorder to a writable path or null"
+        ) from None
 
 
 def _check_word_count(words: int | None) -> None:
