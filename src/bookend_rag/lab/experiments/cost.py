@@ -35,6 +35,7 @@ class Estimate:
         prompt_tokens: the prompt tokens of those calls.
         upper_bound: whether the figures are a bound rather than the plan itself.
         tokenizer: whose tokens are counted (the scorer's model id).
+        over_budget: whether the budget left calls of the plan out (:meth:`capped`).
     """
 
     requests: int
@@ -42,6 +43,7 @@ class Estimate:
     prompt_tokens: int
     upper_bound: bool
     tokenizer: str
+    over_budget: bool = False
 
     def __add__(self, other: Estimate) -> Estimate:
         """Both plans' spending together (a bound when either is)."""
@@ -51,6 +53,7 @@ class Estimate:
             self.prompt_tokens + other.prompt_tokens,
             self.upper_bound or other.upper_bound,
             self.tokenizer,
+            self.over_budget or other.over_budget,
         )
 
     def capped(self, max_calls: int | None, max_tokens: int | None) -> Estimate:
@@ -59,8 +62,10 @@ class Estimate:
         tokens = self.prompt_tokens if max_tokens is None else min(self.prompt_tokens, max_tokens)
         if calls < self.calls and self.calls:  # the tokens of the calls the budget allows
             tokens = min(tokens, round(self.prompt_tokens * calls / self.calls))
-        bound = self.upper_bound or (calls, tokens) != (self.calls, self.prompt_tokens)
-        return Estimate(self.requests, calls, tokens, bound, self.tokenizer)
+        over = (calls, tokens) != (self.calls, self.prompt_tokens)
+        return Estimate(
+            self.requests, calls, tokens, self.upper_bound or over, self.tokenizer, over
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``dry_run`` entry."""
@@ -69,10 +74,11 @@ class Estimate:
     def markdown(self, command: str) -> str:
         """One paragraph for the terminal."""
         at_most = "at most " if self.upper_bound else ""
+        rest = "in the call cache or beyond the budget" if self.over_budget else "in the call cache"
         return (
             f"## bookend {command} --dry-run\n\n"
             f"{self.requests:,} distinct prompts; {at_most}{self.calls:,} model calls (the rest "
-            f"are in the call cache) and {at_most}{self.prompt_tokens:,} prompt tokens "
+            f"are {rest}) and {at_most}{self.prompt_tokens:,} prompt tokens "
             f"(counted by {self.tokenizer}'s tokenizer). Nothing was scored.\n"
         )
 
