@@ -160,23 +160,23 @@ def retrieval_files(*paths: str | Path) -> list[Path]:
             raise ValueError(f"retrievals={text!r}: {problem}")
         for path in files:
             found.setdefault(path.resolve(), path)
-    first: dict[str, int] = {}
-    for index, path in enumerate(found.values()):
-        first.setdefault(_rotation(path)[0], index)
+    first: dict[Path, int] = {}  # each file's first part named
+    for index, resolved in enumerate(found):
+        first.setdefault(_rotation(resolved)[0], index)
 
-    def oldest_first(path: Path) -> tuple[int, int]:
-        base, n = _rotation(path)
+    def oldest_first(resolved: Path) -> tuple[int, int]:
+        base, n = _rotation(resolved)
         return first[base], -n
 
-    return sorted(found.values(), key=oldest_first)
+    return [found[resolved] for resolved in sorted(found, key=oldest_first)]
 
 
-def _rotation(path: Path) -> tuple[str, int]:
+def _rotation(path: Path) -> tuple[Path, int]:
     """The file a path is a rotated part of, and its number (0: the file itself)."""
     part = _ROTATED.fullmatch(path.name)
     if part is None:
-        return str(path), 0
-    return str(path.with_name(part["base"])), int(part["n"])
+        return path, 0
+    return path.with_name(part["base"]), int(part["n"])
 
 
 class RetrievalReader:

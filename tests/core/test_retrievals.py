@@ -168,6 +168,9 @@ def test_several_files_a_glob_and_rotated_parts_are_read_oldest_first(
     assert [f.name for f in both] == ["s.jsonl.1", "s.jsonl", *oldest_first]
     monkeypatch.chdir(tmp_path)  # a relative pattern is matched from the working directory
     assert [f.name for f in retrieval_files("s.jsonl*")] == ["s.jsonl.1", "s.jsonl"]
+    # The parts of one file, one named relative and one absolute, are still ordered as parts.
+    mixed = retrieval_files("r.jsonl", tmp_path / "r.jsonl.1", "r.jsonl.2")
+    assert [f.name for f in mixed] == ["r.jsonl.2", "r.jsonl.1", "r.jsonl"]
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,9 @@ PROBE_DESIGNS = ("self-answer", "codes")
 #: Documents per built-in item when a run is not told.
 DEFAULT_K = 10
 
+#: What :attr:`RunSpec.retrievals` holds: paths or patterns, or the records.
+Retrievals = str | Path | Sequence[str | Path] | Sequence[RetrievalRecord]
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -95,7 +98,7 @@ class RunSpec:
     split: str | None = None
     retrievers: Sequence[str] | None = None
     template: TemplateLike = None
-    retrievals: str | Path | Sequence[str | Path] | Sequence[RetrievalRecord] | None = None
+    retrievals: Retrievals | None = None
     probes: str = PROBE_DESIGNS[0]
 
     def sized(self, *, suite: str, n_items: int, split: str) -> tuple[str, int, int, str]:
@@ -308,10 +311,6 @@ class _Pending:
             return planned
         usable = (r for r in self.records if unusable(r, self.design) is None)
         return max(planned, sum(len(r.documents) for r in usable))
-
-
-#: What :attr:`RunSpec.retrievals` holds: paths or patterns, or the records.
-Retrievals = str | Path | Sequence[str | Path] | Sequence[RetrievalRecord]
 
 
 def _paths(retrievals: Retrievals) -> list[str | Path] | None:
