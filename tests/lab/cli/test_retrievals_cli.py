@@ -160,6 +160,11 @@ def test_eval_and_tune_run_on_probes_and_their_reports_say_so(
     tuned = json.loads((tmp_path / "t" / "tuned.json").read_text(encoding="utf-8"))
     assert tuned["provenance"]["settings"]["source"]["kind"] == "probes"
     assert tuned["provenance"]["n_items"] == source["probes"]
+    # The answers are generated before the budget starts: the report's Time line says so.
+    tuned_source = tuned["provenance"]["settings"]["source"]
+    answers = "answer requests built the probes (outside the budget)"
+    text = (tmp_path / "t" / "report.md").read_text(encoding="utf-8")
+    assert (f"{tuned_source['generated_answers']} {answers}" in text) == (design == "self-answer")
 
 
 @pytest.mark.parametrize(
