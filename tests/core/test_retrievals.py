@@ -52,7 +52,10 @@ def test_records_round_trip_through_a_file(tmp_path: Path) -> None:
             "(bookend-retrievals/1, bookend-retrievals/2)",
         ),
         ('{"documents": []}', "r.jsonl:2: documents=[]"),
-        ('{"documents": [{"text": "a"}], "order": [3]}', "index 3 is not one of the 1 documents"),
+        (
+            '{"documents": [{"text": "a"}], "order": [3]}',
+            "r.jsonl:2: order=[3]: index 3 is not one of the 1 documents",
+        ),
         ('{"documents": [{"text": "a", "scor": 1}]}', "unknown field scor=1"),
     ],
 )
