@@ -28,6 +28,10 @@ def one_line(exc: ValidationError, known: Collection[str], noun: str = "field") 
             parts.append(f"unknown field {name}={value!r}")
         elif err["type"] == "extra_forbidden":
             parts.append(f"unknown {noun} {name}={value!r} ({noun}s: {', '.join(known)})")
+        elif err["type"] == "value_error" and not err["loc"]:
+            # A model validator's own message names the fields it checks; the whole input
+            # before it would only push them out of sight.
+            parts.append(str(err["msg"]).removeprefix("Value error, "))
         else:
             message = str(err["msg"]).removeprefix("Value error, ")
             parts.append(f"{name}={shown(value)}: {message}")

@@ -5,7 +5,10 @@ A record file is JSON Lines, one :class:`RetrievalRecord` per line, in schema
 :data:`RETRIEVALS_SCHEMA`. Every record holds the user's question (where the framework passes
 it), the documents in the retriever's order with their scores, the model named for the
 placement and the order bookend chose. The schema is versioned by its ``schema`` field; a reader
-refuses a version it does not know, naming it, rather than guessing.
+reads every version in :data:`READ_SCHEMAS` and refuses another, naming it, rather than guessing.
+A recorder's file may be rotated into several (``path.N`` the oldest ... ``path.1``, then
+``path``): :func:`retrieval_files` finds them from paths and glob patterns, oldest first, and
+:class:`RetrievalReader` reads them in turn, counting what a reader meets besides records.
 
 >>> record = RetrievalRecord(
 ...     question="Who wrote it?",
@@ -20,8 +23,10 @@ True
 
 from __future__ import annotations
 
+import glob
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,13 +37,16 @@ from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, field_valida
 from bookend_rag.errors import OneLineModel, no_bool, shown
 
 __all__ = [
+    "READ_SCHEMAS",
     "RETRIEVALS_SCHEMA",
     "RecordedDocument",
+    "RetrievalReader",
     "RetrievalRecord",
     "SchemaVersion",
     "json_scalars",
     "read_retrievals",
     "record_from",
+    "retrieval_files",
     "write_retrievals",
 ]
 
@@ -47,6 +55,8 @@ RETRIEVALS_SCHEMA: Final = "bookend-retrievals/2"
 
 #: Every version a record may name: version 1 is version 2 without ``unrecorded`` (read as 0).
 SchemaVersion = Literal["bookend-retrievals/1", "bookend-retrievals/2"]
+#: The versions it reads: version 1 has no ``unrecorded`` field (read as 0).
+READ_SCHEMAS: Final = get_args(SchemaVersion)
 
 #: Where a record came from: the core's function, one of the three adapters, the command line,
 #: or a conversion of objects a team logged itself.
@@ -124,36 +134,177 @@ class RetrievalRecord(OneLineModel):
         return self.model_dump_json(by_alias=True)
 
 
+#: The longest message a bad line is named in: the file, the line and the field, cut short.
+_MAX_MESSAGE = 200
+
+#: The fields of a record, by version, as a file spells them.
+_FIELDS: Final = {
+    READ_SCHEMAS[0]: ("schema", "question", "documents", "model", "order", "source", "time"),
+    RETRIEVALS_SCHEMA: (
+        "schema", "question", "documents", "model", "order", "source", "time", "unrecorded"
+    ),
+}  # fmt: skip
+
+#: A glob pattern's special characters.
+_PATTERN = re.compile(r"[*?[]")
+
+#: A rotated part of a recorder's file: the file's name, then ``.N`` (the larger, the older).
+_ROTATED = re.compile(r"(?P<base>.+)\.(?P<n>[0-9]+)")
+
+
+def retrieval_files(*paths: str | Path) -> list[Path]:
+    """The record files ``paths`` name, each once, the rotated parts of a file oldest first.
+
+    A path names its file and the parts a recorder rotated out of it (``path.1`` ...
+    ``path.N``, which the recorder wrote as one stream with it); a glob pattern (``*``, ``?``,
+    ``[``; quoted, so that bookend expands it) the files it matches. Parts of one file
+    (``path.N`` the oldest ... ``path.1``, then ``path``) are ordered so; files of different
+    names stay in the order named.
+
+    Raises:
+        ValueError: no path, a file that does not exist, or a pattern that matches no file.
+    """
+    if not paths:
+        raise ValueError("retrievals must name at least one file, got none")
+    found: dict[Path, Path] = {}  # resolved -> as named, in the order named
+    for named in paths:
+        text = str(named)
+        matches = [Path(m) for m in sorted(glob.glob(text))] if _PATTERN.search(text) else []
+        files = [m for m in matches if m.is_file()] if matches else _with_parts(Path(named))
+        if not files or not files[0].is_file():
+            problem = "matches no file" if _PATTERN.search(text) else "file not found"
+            raise ValueError(f"retrievals={text!r}: {problem}")
+        for path in files:
+            found.setdefault(path.resolve(), path)
+    first: dict[Path, int] = {}  # each file's first part named
+    for index, resolved in enumerate(found):
+        first.setdefault(_rotation(resolved)[0], index)
+
+    def oldest_first(resolved: Path) -> tuple[int, int]:
+        base, n = _rotation(resolved)
+        return first[base], -n
+
+    return [found[resolved] for resolved in sorted(found, key=oldest_first)]
+
+
+def _with_parts(path: Path) -> list[Path]:
+    """``path`` and the rotated parts of it that exist (``path.1`` ...), in no set order."""
+    pattern = f"{glob.escape(str(path))}.[0-9]*"
+    parts = [Path(m) for m in glob.glob(pattern) if _rotation(Path(m))[0].name == path.name]
+    return [path, *(part for part in parts if part.is_file())]
+
+
+def _rotation(path: Path) -> tuple[Path, int]:
+    """The file a path is a rotated part of, and its number (0: the file itself)."""
+    part = _ROTATED.fullmatch(path.name)
+    if part is None:
+        return path, 0
+    return path.with_name(part["base"]), int(part["n"])
+
+
+class RetrievalReader:
+    """The records of record files, read in turn (each file in file order, blank lines skipped),
+    and what the reading met besides records.
+
+    A last line without a newline that is not JSON is a record cut off by a writer still
+    writing: it is skipped and counted (:attr:`partial_lines`), not refused. Counts are those of
+    the latest pass over the files.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> line = RetrievalRecord(documents=[RecordedDocument(text="A")], unrecorded=3).to_json_line()
+    >>> _ = path.write_text(line + "\\n" + line[:20], encoding="utf-8")
+    >>> reader = RetrievalReader([path])
+    >>> len(list(reader)), reader.partial_lines, reader.unrecorded
+    (1, 1, 3)
+
+    Attributes:
+        files: the files, in the order read.
+        records: the records read.
+        partial_lines: the cut-off last lines skipped.
+        unrecorded: the calls the recorder could not record, summed over the records
+            (:attr:`RetrievalRecord.unrecorded`).
+    """
+
+    def __init__(self, files: Iterable[str | Path]) -> None:
+        self.files = tuple(Path(f) for f in files)
+        self.records = 0
+        self.partial_lines = 0
+        self.unrecorded = 0
+
+    def __iter__(self) -> Iterator[RetrievalRecord]:
+        """The records, file after file.
+
+        Raises:
+            ValueError: a file is missing, or a line is not JSON, not UTF-8 or not a record of a
+                version in :data:`READ_SCHEMAS`: one line of at most 200 characters naming the
+                file, the line and the field.
+        """
+        self.records = self.partial_lines = self.unrecorded = 0
+        for path in self.files:
+            yield from self._read(path)
+
+    def _read(self, path: Path) -> Iterator[RetrievalRecord]:
+        if not path.is_file():
+            raise ValueError(f"retrievals={str(path)!r}: file not found")
+        with path.open("rb") as lines:
+            for number, raw in enumerate(lines, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    data = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    if not raw.endswith(b"\n"):  # the last line, still being written
+                        self.partial_lines += 1
+                        continue
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+                    what = "JSON" if isinstance(exc, json.JSONDecodeError) else "UTF-8"
+                    raise ValueError(_cut(f"{path}:{number}: not {what} ({why})")) from None
+                record = _record(data, f"{path}:{number}")
+                self.records += 1
+                self.unrecorded += record.unrecorded
+                yield record
+
+
+def _record(data: object, where: str) -> RetrievalRecord:
+    """The record a line's JSON holds (``where``: its file and line, for the error)."""
+    if not isinstance(data, dict):
+        raise ValueError(_cut(f"{where}: a record is a JSON object, got {shown(data)}"))
+    version = data.get("schema", RETRIEVALS_SCHEMA)
+    if version not in READ_SCHEMAS:
+        raise ValueError(
+            _cut(
+                f"{where}: schema={shown(version)} is not one this version of bookend reads "
+                f"({', '.join(READ_SCHEMAS)})"
+            )
+        )
+    fields = _FIELDS[version]
+    unknown = next((key for key in data if key not in fields), None)
+    if unknown is not None:  # another kind of file, or a field of another version
+        raise ValueError(_cut(f"{where}: field {shown(unknown)} is not one of a {version} record"))
+    if "documents" not in data:
+        raise ValueError(_cut(f"{where}: field 'documents' is missing ({version} record)"))
+    try:
+        return RetrievalRecord(**data)
+    except ValueError as exc:
+        raise ValueError(_cut(f"{where}: {exc}")) from None
+
+
+def _cut(message: str) -> str:
+    """``message`` within :data:`_MAX_MESSAGE` characters."""
+    return message if len(message) <= _MAX_MESSAGE else f"{message[: _MAX_MESSAGE - 3]}..."
+
+
 def read_retrievals(path: str | Path) -> Iterator[RetrievalRecord]:
-    """The records of a JSON Lines file, in file order; blank lines are skipped.
+    """The records of one JSON Lines file, in file order, as :class:`RetrievalReader` reads
+    them (blank lines and a cut-off last line skipped); for several files, the rotated parts of a
+    recorder's file and the counts, a :class:`RetrievalReader` of :func:`retrieval_files`.
 
     Raises:
         ValueError: the file is missing, or a line is not JSON or not a record of a known
-            schema version, named by its line number.
+            schema version, named by its line number and field.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"retrievals={str(path)!r}: file not found")
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(data, dict):
-                raise ValueError(f"{path}:{number}: a record is a JSON object, got {shown(data)}")
-            version = data.get("schema", RETRIEVALS_SCHEMA)
-            if version not in get_args(SchemaVersion):
-                raise ValueError(
-                    f"{path}:{number}: schema={shown(version)} is not one this version of "
-                    f"bookend reads ({', '.join(get_args(SchemaVersion))})"
-                )
-            try:
-                yield RetrievalRecord(**data)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: {exc}") from None
+    return iter(RetrievalReader([path]))
 
 
 def json_scalars(metadata: Mapping[Any, Any] | None) -> dict[str, JsonValue]:

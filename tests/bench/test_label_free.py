@@ -49,7 +49,8 @@ def test_records_are_the_calibration_items_in_the_retrievers_order_without_answe
         assert scores == sorted(scores, reverse=True)  # the retriever's order, best first
         # Nothing of the label travels: no field names the answer, the candidates or the gold.
         line = json.loads(record.to_json_line())
-        assert set(line) == {"schema", "question", "documents", "model", "order", "source", "time"}
+        fields = {"schema", "question", "documents", "model", "order", "source", "time"}
+        assert set(line) == fields | {"unrecorded"}
         assert line["order"] is None
         assert line["model"] is None
 

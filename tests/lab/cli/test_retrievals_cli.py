@@ -53,12 +53,13 @@ def _write_items(path: Path, n: int) -> Path:
 @pytest.mark.parametrize(
     ("design", "probes"),
     [
-        ("self-answer", "9 self-answer probes from 9 retrievals; 9 scored."),
+        ("self-answer", "9 self-answer probes from 9 retrievals; 9 probes used by this run."),
         # The byte-level test tokenizer has no single-token code: every probe says so.
         (
             "codes",
             "8 codes probes from 9 retrievals; 1 skipped: no phrase of the retriever's first "
-            "document names it alone (a duplicate); 8 with codes of several tokens; 8 scored.",
+            "document names it alone (a duplicate); 8 with codes of several tokens; 8 probes used "
+            "by this run.",
         ),
     ],
 )
@@ -100,7 +101,7 @@ def test_items_limits_the_probes(
     out = capsys.readouterr().out
     # Self-answer probes stop reading once five are built: no answer is made for a sixth.
     assert "5 self-answer probes from 5 retrievals" in out
-    assert "5 scored." in out
+    assert "5 probes used by this run." in out
 
 
 def test_labelled_items_are_preferred_to_retrievals(
@@ -159,6 +160,11 @@ def test_eval_and_tune_run_on_probes_and_their_reports_say_so(
     tuned = json.loads((tmp_path / "t" / "tuned.json").read_text(encoding="utf-8"))
     assert tuned["provenance"]["settings"]["source"]["kind"] == "probes"
     assert tuned["provenance"]["n_items"] == source["probes"]
+    # The answers are generated before the budget starts: the report's Time line says so.
+    tuned_source = tuned["provenance"]["settings"]["source"]
+    answers = "answer requests built the probes (outside the budget)"
+    text = (tmp_path / "t" / "report.md").read_text(encoding="utf-8")
+    assert (f"{tuned_source['generated_answers']} {answers}" in text) == (design == "self-answer")
 
 
 @pytest.mark.parametrize(
@@ -166,7 +172,7 @@ def test_eval_and_tune_run_on_probes_and_their_reports_say_so(
     [
         (["--retrievals", "OUT/none.jsonl"], "retrievals='OUT/none.jsonl': file not found"),
         (["--retrievals", "OUT/bad.jsonl"], "bad.jsonl:2: not JSON"),
-        (["--retrievals", "OUT/empty.jsonl"], "holds no retrieval"),
+        (["--retrievals", "OUT/empty.jsonl"], "holds no retrieval: 0 records"),
         (["--retrievals", "OUT/good.jsonl", "--retriever", "bm25"], "retrievers must be ['file']"),
         (["--retrievals", "OUT/good.jsonl", "--items", "0"], "--items must be >= 1"),
     ],

@@ -51,7 +51,9 @@ def test_a_plan_is_priced_by_its_uncached_prompts_and_their_tokens() -> None:
     assert (capped.calls, capped.prompt_tokens, capped.upper_bound) == (1, 6, True)
     assert found.capped(None, 4).prompt_tokens == 4
     assert found.capped(None, None) == found
-    assert "at most" in capped.markdown("tune")
+    assert "at most 1 model calls (the rest are in the call cache or beyond the budget)" in (
+        capped.markdown("tune")
+    )
     assert "at most" not in found.markdown("eval")
 
 

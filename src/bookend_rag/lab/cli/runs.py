@@ -45,9 +45,10 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     p.add_argument(
         "--retrievals",
         metavar="FILE",
-        help="your recorded retrievals (JSON Lines, bookend-retrievals/1): probe items are "
-        "built from them, no labels needed (--items: at most this many, default all); "
-        "--items-file, when given too, is preferred",
+        nargs="+",
+        help="your recorded retrievals (JSON Lines, bookend-retrievals/1 or /2): files (each with "
+        "the parts a recorder rotated out of it, oldest first) or quoted glob patterns; probe items are built from them, no labels needed (--items: at "
+        "most this many, default all); --items-file, when given too, is preferred",
     )
     p.add_argument(
         "--probes",
@@ -115,7 +116,8 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         "--dry-run",
         action="store_true",
         help="score nothing: print the requests, model calls and prompt tokens the run would "
-        "spend (the tokenizer of --weights or of the served model counts them)",
+        "spend (the tokenizer of --weights or of the served model counts them); with "
+        "--retrievals, the answers generated first and the scoring each apart",
     )
     p.add_argument("--out", default=out, help=f"output directory (default {out})")
     p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")

@@ -5,6 +5,7 @@ Examples::
     bookend tune --weights smollm2 --suite nq --docs 10 --items 60 --threads 1
     bookend tune --weights ./my-model --items-file my_items.jsonl --max-calls 600 --out tuned
     bookend tune --endpoint http://127.0.0.1:8000/v1 --served-model NAME --items-file my_items.jsonl
+    bookend tune --weights ./my-model --retrievals 'retrievals.jsonl*' --dry-run
 
 Parses, then calls :func:`~bookend_rag.lab.experiments.tune.tune`. Imports without torch; a missing
 ``bookend-rag[lab]`` extra ends the command with one line and exit code 2, as do bad arguments.
@@ -47,11 +48,17 @@ def register(subparsers: Any) -> None:
     )
     add_run_arguments(p, split="calibration", out="bookend-tune")
     p.add_argument("--folds", type=int, default=2, help="cross-fitting folds (default 2)")
-    p.add_argument("--max-calls", type=int, help="budget: at most this many model calls")
+    p.add_argument(
+        "--max-calls",
+        type=int,
+        help="budget: at most this many scoring calls (self-answer probes' answers, one "
+        "generation per document, come first and outside it: --dry-run states both)",
+    )
     p.add_argument(
         "--max-tokens",
         type=int,
-        help="budget: at most this many prompt tokens (what a hosted API bills as input)",
+        help="budget: at most this many prompt tokens of the scoring calls (what a hosted API "
+        "bills as input)",
     )
     p.add_argument("--minutes", type=float, help="budget: stop judging after this many minutes")
     p.add_argument(

@@ -8,7 +8,9 @@ plan is the run's own (exact, the oracle's one extra prompt per item aside); for
 it is an upper bound (every candidate on every item; the race eliminates candidates and stops at
 the budget), capped by ``--max-calls`` and ``--max-tokens``. Self-answer probes add their answers'
 generation requests (:func:`answers_estimate`), and their scoring is priced with placeholder
-answers of the longest length generated (so an upper bound too).
+answers of the longest length generated (so an upper bound too). A run generates the answers
+before it scores, outside the budget, so :class:`DryRun` states the two apart, each with its
+bound, and their sum.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from bookend_rag.lab.experiments.budget import request_tokens
 from bookend_rag.lab.models.scorer import Prompt, Scorer
 
-__all__ = ["Estimate", "answers_estimate", "estimate"]
+__all__ = ["DryRun", "Estimate", "answers_estimate", "estimate"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Estimate:
         prompt_tokens: the prompt tokens of those calls.
         upper_bound: whether the figures are a bound rather than the plan itself.
         tokenizer: whose tokens are counted (the scorer's model id).
+        over_budget: whether the budget left calls of the plan out (:meth:`capped`).
     """
 
     requests: int
@@ -40,6 +43,7 @@ class Estimate:
     prompt_tokens: int
     upper_bound: bool
     tokenizer: str
+    over_budget: bool = False
 
     def __add__(self, other: Estimate) -> Estimate:
         """Both plans' spending together (a bound when either is)."""
@@ -49,6 +53,7 @@ class Estimate:
             self.prompt_tokens + other.prompt_tokens,
             self.upper_bound or other.upper_bound,
             self.tokenizer,
+            self.over_budget or other.over_budget,
         )
 
     def capped(self, max_calls: int | None, max_tokens: int | None) -> Estimate:
@@ -57,8 +62,10 @@ class Estimate:
         tokens = self.prompt_tokens if max_tokens is None else min(self.prompt_tokens, max_tokens)
         if calls < self.calls and self.calls:  # the tokens of the calls the budget allows
             tokens = min(tokens, round(self.prompt_tokens * calls / self.calls))
-        bound = self.upper_bound or (calls, tokens) != (self.calls, self.prompt_tokens)
-        return Estimate(self.requests, calls, tokens, bound, self.tokenizer)
+        over = (calls, tokens) != (self.calls, self.prompt_tokens)
+        return Estimate(
+            self.requests, calls, tokens, self.upper_bound or over, self.tokenizer, over
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``dry_run`` entry."""
@@ -67,11 +74,71 @@ class Estimate:
     def markdown(self, command: str) -> str:
         """One paragraph for the terminal."""
         at_most = "at most " if self.upper_bound else ""
+        rest = "in the call cache or beyond the budget" if self.over_budget else "in the call cache"
         return (
             f"## bookend {command} --dry-run\n\n"
             f"{self.requests:,} distinct prompts; {at_most}{self.calls:,} model calls (the rest "
-            f"are in the call cache) and {at_most}{self.prompt_tokens:,} prompt tokens "
+            f"are {rest}) and {at_most}{self.prompt_tokens:,} prompt tokens "
             f"(counted by {self.tokenizer}'s tokenizer). Nothing was scored.\n"
+        )
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What a dry run states: the scoring, and before it the self-answer probes' answers.
+
+    Attributes:
+        scoring: the scoring calls (within the budget, where the command has one).
+        answers: the answers' generation requests (empty: none), one per document of the
+            ``probed`` retrievals; the budget does not bound them.
+        probed: the retrievals whose answers are priced.
+        most_answers: the most answers a run would generate (more than ``answers.calls`` where
+            ``--items`` stops the reading and a retrieval may give no probe).
+        budgeted: whether the command has a budget (``--max-calls``, ``--max-tokens``).
+    """
+
+    scoring: Estimate
+    answers: Estimate | None = None
+    probed: int = 0
+    most_answers: int = 0
+    budgeted: bool = False
+
+    @property
+    def total(self) -> Estimate:
+        """Both parts together."""
+        return self.scoring if self.answers is None else self.answers + self.scoring
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's ``dry_run`` entry: the total's figures, then each part's."""
+        answers = None if self.answers is None else self.answers.to_json()
+        if answers is not None:
+            answers |= {"retrievals": self.probed, "most_calls": self.most_answers}
+        return self.total.to_json() | {"answers": answers, "scoring": self.scoring.to_json()}
+
+    def markdown(self, command: str) -> str:
+        """The total's paragraph, then how it splits between answers and scoring."""
+        text = self.total.markdown(command)
+        if self.answers is None:
+            return text
+        a, s = self.answers, self.scoring
+        retrievals = "retrieval" if self.probed == 1 else "retrievals"
+        more = (
+            f" (up to {self.most_answers:,} if some give no probe and the run reads on)"
+            if self.most_answers > a.calls
+            else ""
+        )
+        at_most = "at most " if s.upper_bound else ""
+        budget = (
+            " --max-calls and --max-tokens bound the scoring only: the answers come first, "
+            "whatever the budget."
+            if self.budgeted
+            else ""
+        )
+        return (
+            f"{text}\nOf these, {a.calls:,} calls ({a.prompt_tokens:,} prompt tokens) generate "
+            f"the probes' answers, one per document of the {self.probed:,} {retrievals} "
+            f"probed{more}, and {at_most}{s.calls:,} calls ({at_most}{s.prompt_tokens:,} prompt "
+            f"tokens) score the orders.{budget}\n"
         )
 
 

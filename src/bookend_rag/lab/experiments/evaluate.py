@@ -18,7 +18,7 @@ from typing import Any
 
 import bookend_rag
 from bookend_rag.lab import deps
-from bookend_rag.lab.experiments.cost import answers_estimate, estimate
+from bookend_rag.lab.experiments.cost import estimate
 from bookend_rag.lab.experiments.reuse import CHECKED, load_known_scores
 from bookend_rag.lab.experiments.runspec import RunSpec
 from bookend_rag.lab.experiments.setup import (
@@ -155,8 +155,7 @@ def evaluate(
         say(f"{len(trials)} prompts, {len({t.prompt for t in trials})} distinct")
         if dry_run:
             plan = {t.prompt: items[t.item].continuations for t in trials}
-            cost = estimate(model, plan, upper_bound=bool(loaded.unanswered))
-            cost += answers_estimate(model, loaded.unanswered)
+            cost = loaded.dry_run(model, estimate(model, plan, upper_bound=bool(loaded.unanswered)))
             found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}
             text = f"{cost.markdown('eval')}\n{source_sentence(loaded.settings)}\n"
             return EvalResult(report=found, markdown=text)

@@ -14,15 +14,18 @@ the default) and its tokenizer draws the codes of code probes
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bookend_rag.errors import shown
+from bookend_rag.lab.experiments.cost import DryRun, Estimate, answers_estimate
 from bookend_rag.lab.experiments.setup import run_families, source_settings, templated
 from bookend_rag.lab.experiments.trials import retriever_names
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import Probes, probe_items
+from bookend_rag.lab.items.probes import SKIP_REASONS, Probes, probe_items, unusable
 from bookend_rag.lab.items.self_answer import ANSWER_TOKENS, self_answer_items
 from bookend_rag.lab.items.suites import load_items
 from bookend_rag.lab.items.template import PromptTemplate, TemplateLike, template_of
@@ -35,7 +38,7 @@ from bookend_rag.lab.models.scorer import (
     generate,
 )
 from bookend_rag.lab.progress import progress_bar
-from bookend_rag.retrievals import RetrievalRecord, read_retrievals
+from bookend_rag.retrievals import RetrievalReader, RetrievalRecord, retrieval_files
 
 __all__ = ["DEFAULT_K", "PROBE_DESIGNS", "RunItems", "RunSpec"]
 
@@ -46,6 +49,9 @@ PROBE_DESIGNS = ("self-answer", "codes")
 
 #: Documents per built-in item when a run is not told.
 DEFAULT_K = 10
+
+#: What :attr:`RunSpec.retrievals` holds: paths or patterns, or the records.
+Retrievals = str | Path | Sequence[str | Path] | Sequence[RetrievalRecord]
 
 
 @dataclass(frozen=True)
@@ -73,11 +79,12 @@ class RunSpec:
             (:mod:`~bookend_rag.lab.items.template`): a Jinja2 template file (``.json``: chat
             messages), a LangChain, LlamaIndex or Haystack prompt object, or ``None`` for
             bookend's own completion prompt. The report records its name and hash.
-        retrievals: recorded retrievals (a JSON Lines file of
-            :class:`~bookend_rag.retrievals.RetrievalRecord`, or the records) to build probe
-            items from when ``items`` is ``None``: their documents ranked by the recorded scores
-            (retriever ``"file"`` only), and ``n_items`` caps them (``None``: every usable
-            retrieval).
+        retrievals: recorded retrievals (JSON Lines files of
+            :class:`~bookend_rag.retrievals.RetrievalRecord`: a path or glob pattern, or several,
+            read as :func:`~bookend_rag.retrievals.retrieval_files` orders them, a recorder's
+            rotated parts oldest first; or the records) to build probe items from when ``items``
+            is ``None``: their documents ranked by the recorded scores (retriever ``"file"``
+            only), and ``n_items`` caps them (``None``: every usable retrieval).
         probes: how probes are built (:data:`PROBE_DESIGNS`): ``"self-answer"`` (default) or
             ``"codes"`` (drawn with ``seed``).
     """
@@ -91,7 +98,7 @@ class RunSpec:
     split: str | None = None
     retrievers: Sequence[str] | None = None
     template: TemplateLike = None
-    retrievals: str | Path | Sequence[RetrievalRecord] | None = None
+    retrievals: Retrievals | None = None
     probes: str = PROBE_DESIGNS[0]
 
     def sized(self, *, suite: str, n_items: int, split: str) -> tuple[str, int, int, str]:
@@ -148,15 +155,15 @@ class RunSpec:
             )
         if self.n_items is not None and self.n_items < 1:
             raise ValueError(f"n_items must be >= 1 or None, got n_items={self.n_items!r}")
-        if isinstance(self.retrievals, (str, Path)):
-            records = tuple(read_retrievals(self.retrievals))
-        else:
-            records = tuple(self.retrievals)
-        if not records:
-            raise ValueError(f"retrievals={_named(self.retrievals)!r} holds no retrieval")
         named = _named(self.retrievals)
+        records, read = _read(self.retrievals)
+        if not records:
+            counted = ", ".join(["0 records", *_reading_notes(read)])
+            raise ValueError(f"retrievals={named!r} holds no retrieval: {counted}")
+        _check_usable(records, self.probes, named)
         settings = source_settings(None, "", 0, None, self.seed, None, "", retrievals=named)
-        pending = _Pending(records, self.n_items, self.seed, self.probes)
+        settings["source"] |= read
+        pending = _Pending(records, self.n_items, self.seed, self.probes, _reading_notes(read))
         return RunItems([], prompt, ["file"], settings, pending)
 
 
@@ -173,6 +180,10 @@ class RunItems:
         pending: the retrievals whose probes :meth:`for_model` builds (``None``: none).
         unanswered: the generation prompts of self-answer probes built for a dry run, whose
             answers are placeholders: what the answers would cost.
+        most_answers: the most answers the run would generate (a dry run's bound): those of
+            :attr:`unanswered`, or where a limit stopped the reading, one per document of every
+            retrieval that passed the checks made before generation, since a run reads on past
+            a retrieval that gives no probe.
     """
 
     items: list[Item]
@@ -181,6 +192,7 @@ class RunItems:
     settings: dict[str, Any]
     pending: _Pending | None = None
     unanswered: tuple[Prompt, ...] = ()
+    most_answers: int = 0
 
     def for_model(
         self,
@@ -208,16 +220,18 @@ class RunItems:
         unanswered: list[Prompt] = []
         probes = self._probes(scorer, unanswered if not answer else None, progress=progress)
         items = probes.items[: self.pending.limit]
+        summary = "; ".join([probes.summary(), *self.pending.notes])
         if not items or probes.repeated is not None:
             usable = "" if not items else " worth scoring"
             raise ValueError(
                 f"retrievals={self.settings['source']['retrievals']!r} give no probe item"
-                f"{usable}: {probes.summary()}"
+                f"{usable}: {summary}"
             )
-        say(probes.summary())
+        say(summary)
         if unanswered:
             say(f"dry run: {len(unanswered)} answers not generated (one request each, priced)")
-        source = self.settings["source"] | probes.to_json() | {"used": len(items)}
+        found = probes.to_json() | {"summary": summary, "used": len(items)}
+        source = self.settings["source"] | found
         settings = self.settings | {"n_items": len(items), "source": source}
         return replace(
             self,
@@ -225,7 +239,15 @@ class RunItems:
             settings=settings,
             pending=None,
             unanswered=tuple(unanswered),
+            most_answers=self.pending.most_answers(len(unanswered)),
         )
+
+    def dry_run(self, scorer: Scorer, scoring: Estimate, *, budgeted: bool = False) -> DryRun:
+        """What a dry run states on ``scorer``: the ``scoring`` it priced and the answers of the
+        self-answer probes built for it (:attr:`unanswered`); ``budgeted``: the command has a
+        budget, which bounds the scoring only."""
+        answers = answers_estimate(scorer, self.unanswered) if self.unanswered else None
+        return DryRun(scoring, answers, len(self.items), self.most_answers, budgeted)
 
     def _probes(self, scorer: Scorer, unanswered: list[Prompt] | None, *, progress: bool) -> Probes:
         """The probes of the pending retrievals; with ``unanswered`` (a dry run), no answer is
@@ -273,14 +295,81 @@ class RunItems:
 @dataclass(frozen=True)
 class _Pending:
     """Retrievals whose probes are built once the model is known: the records, the most probes
-    to keep (``None``: all), the seed of their codes and the design (:data:`PROBE_DESIGNS`)."""
+    to keep (``None``: all), the seed of their codes, the design (:data:`PROBE_DESIGNS`) and
+    what reading them met beside records, as clauses of the probes' summary."""
 
     records: tuple[RetrievalRecord, ...]
     limit: int | None
     seed: int
     design: str
+    notes: tuple[str, ...] = ()
+
+    def most_answers(self, planned: int) -> int:
+        """The most answers a run generates, given the ``planned`` ones of a dry run (which
+        gives every retrieval that passed the checks made before generation a probe)."""
+        if not planned or self.limit is None:
+            return planned
+        usable = (r for r in self.records if unusable(r, self.design) is None)
+        return max(planned, sum(len(r.documents) for r in usable))
 
 
-def _named(retrievals: str | Path | Sequence[RetrievalRecord]) -> str:
-    """How the report names retrievals: the file's path, or ``"given"``."""
-    return str(retrievals) if isinstance(retrievals, (str, Path)) else "given"
+def _paths(retrievals: Retrievals) -> list[str | Path] | None:
+    """The paths and patterns ``retrievals`` names (``None``: they are records)."""
+    if isinstance(retrievals, (str, Path)):
+        return [retrievals]
+    paths = [r for r in retrievals if isinstance(r, (str, Path))]
+    return paths if paths and len(paths) == len(retrievals) else None
+
+
+def _named(retrievals: Retrievals) -> str:
+    """How the report names retrievals: the paths and patterns as given, or ``"given"``."""
+    paths = _paths(retrievals)
+    return "given" if paths is None else " ".join(str(p) for p in paths)
+
+
+def _read(retrievals: Retrievals) -> tuple[tuple[RetrievalRecord, ...], dict[str, Any]]:
+    """The records, and what reading them met beside them (the report's ``source``): the files
+    read in order, the cut-off last lines skipped, the calls the recorder could not record."""
+    given = [retrievals] if isinstance(retrievals, (str, Path)) else retrievals
+    paths = _paths(given)
+    if paths is None:
+        records = tuple(r for r in given if isinstance(r, RetrievalRecord))
+        if len(records) != len(given):
+            raise ValueError(
+                "retrievals must be paths and glob patterns, or RetrievalRecord objects, "
+                f"got {shown(list(given))}"
+            )
+        unrecorded = sum(r.unrecorded for r in records)
+        return records, {"files": [], "partial_lines": 0, "unrecorded": unrecorded}
+    reader = RetrievalReader(retrieval_files(*paths))
+    records = tuple(reader)
+    files = [str(f) for f in reader.files]
+    read = {"files": files, "partial_lines": reader.partial_lines, "unrecorded": reader.unrecorded}
+    return records, read
+
+
+def _reading_notes(read: dict[str, Any]) -> tuple[str, ...]:
+    """What reading the files met beside records, as clauses of the probes' summary: the
+    cut-off last lines skipped, the calls the recorder could not record (none: no clause)."""
+    notes = []
+    if read["partial_lines"]:
+        lines = "line" if read["partial_lines"] == 1 else "lines"
+        notes.append(
+            f"{read['partial_lines']} cut-off last {lines} skipped (a file still being written)"
+        )
+    if read["unrecorded"]:
+        notes.append(f"{read['unrecorded']} calls the recorder could not record")
+    return tuple(notes)
+
+
+def _check_usable(records: Sequence[RetrievalRecord], design: str, named: str) -> None:
+    """Refuse, before any model loads, retrievals of which none can give a probe of ``design``
+    whatever the model (:func:`~bookend_rag.lab.items.probes.unusable`), each reason counted."""
+    reasons = Counter(unusable(record, design) for record in records)
+    if reasons[None]:
+        return
+    counted = "; ".join(f"{n} skipped: {SKIP_REASONS[k]}" for k, n in reasons.items() if k)
+    raise ValueError(
+        f"retrievals={named!r}: none of its {len(records)} retrievals can give a {design} "
+        f"probe: {counted}"
+    )

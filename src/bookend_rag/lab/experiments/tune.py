@@ -44,7 +44,7 @@ from bookend_rag.lab.experiments.candidates import (
     Candidates,
     fixed_candidates,
 )
-from bookend_rag.lab.experiments.cost import Estimate, answers_estimate, estimate
+from bookend_rag.lab.experiments.cost import Estimate, estimate
 from bookend_rag.lab.experiments.folds import Folds
 from bookend_rag.lab.experiments.judging import Judging
 from bookend_rag.lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
@@ -178,10 +178,8 @@ def tune(
         judging = Judging(model, loaded.items, ranked, folded, metrics, budget, run.seed, progress)
         run_k = _common_k(loaded.items)
         if dry_run:
-            cost = _upper_cost(judging, spec, default, run_k) + answers_estimate(
-                model, loaded.unanswered
-            )
-            cost = cost.capped(max_calls, max_tokens)
+            scoring = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
+            cost = loaded.dry_run(model, scoring, budgeted=True)
             kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
             config = bookend_rag.PlacementConfig(model=default)
             found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}

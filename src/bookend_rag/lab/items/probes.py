@@ -65,6 +65,7 @@ __all__ = [
     "retriever_scores",
     "statement",
     "top_document",
+    "unusable",
 ]
 
 #: The family of every probe item (reports group items by family).
@@ -192,7 +193,8 @@ class Probes:
         parts = [f"{len(self.items)} {self.design} {made} from {self.records} {read}"]
         parts += [f"{len(v)} skipped: {SKIP_REASONS[k]}" for k, v in self.skipped.items()]
         if self.unscored:
-            parts.append(f"{len(self.unscored)} without scores, kept in the retriever's order")
+            unscored = len(self.unscored)
+            parts.append(f"{unscored} without retriever scores (ranked by the retriever's order)")
         if self.multi_token:
             parts.append(f"{len(self.multi_token)} with codes of several tokens")
         if self.repeated is not None:
@@ -284,16 +286,13 @@ def _probe(
 ) -> tuple[Item, bool] | str:
     """The probe of one retrieval and whether its codes are known to take several tokens, or
     why there is none (a key of :data:`SKIP_REASONS`)."""
+    reason = unusable(record)
+    if reason is not None:
+        return reason
     texts = [d.text for d in record.documents]
     k = len(texts)
-    if k < 2:
-        return "few"
-    if k > MAX_DOCUMENTS:
-        return "many"
     scores = retriever_scores(record)
     target = top_document(scores)
-    if not texts[target].split():
-        return "empty"
     lead = answer_text(template.prompt(texts, "?"), "x")[:-1]
     chosen = _codes(random.Random(f"{seed}:{number}"), k, texts, own_text, lead, token_length)
     if chosen is None:
@@ -318,6 +317,23 @@ def _probe(
         if token_length(prompt_text(prompt)) + token_length(lead + item.answer) > context:
             return "context"
     return item, several
+
+
+def unusable(record: RetrievalRecord, design: str = "codes") -> str | None:
+    """Why ``record`` gives no probe of ``design`` (``"codes"`` or ``"self-answer"``) whatever
+    the model, a key of :data:`SKIP_REASONS` (``None``: it may give one): what a run checks
+    before it loads a model. Self-answer probes need a question; code probes at most
+    :data:`MAX_DOCUMENTS` documents; both 2 documents or more, the retriever's first not empty."""
+    if design == "self-answer" and not (record.question or "").strip():
+        return "question"
+    k = len(record.documents)
+    if k < 2:
+        return "few"
+    if design == "codes" and k > MAX_DOCUMENTS:
+        return "many"
+    if not record.documents[top_document(retriever_scores(record))].text.split():
+        return "empty"
+    return None
 
 
 def retriever_scores(record: RetrievalRecord) -> tuple[float, ...]:

@@ -38,7 +38,13 @@ from collections.abc import Callable, Iterable, Sequence
 
 from bookend_rag.lab.items.answers import answer_key
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import PROBE_FAMILY, Probes, retriever_scores, top_document
+from bookend_rag.lab.items.probes import (
+    PROBE_FAMILY,
+    Probes,
+    retriever_scores,
+    top_document,
+    unusable,
+)
 from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend_rag.lab.models.scorer import Prompt, prompt_text
 from bookend_rag.retrievals import RetrievalRecord
@@ -168,15 +174,12 @@ def _probe(
 ) -> tuple[tuple[float, ...], int] | str:
     """The scores and the first document of a retrieval that may give a probe, or why it cannot
     (a key of :data:`~bookend_rag.lab.items.probes.SKIP_REASONS`), before any generation."""
-    if not (record.question or "").strip():
-        return "question"
+    reason = unusable(record, DESIGN)
+    if reason is not None:
+        return reason
     texts = [d.text for d in record.documents]
-    if len(texts) < 2:
-        return "few"
     scores = retriever_scores(record)
     target = top_document(scores)
-    if not texts[target].split():
-        return "empty"
     if context is not None and token_length is not None:
         prompt = template.prompt(texts, record.question or "")
         if token_length(prompt_text(prompt)) + ANSWER_TOKENS > context:

@@ -27,7 +27,7 @@ def source_sentence(settings: Mapping[str, Any]) -> str:
     if kind == "probes":
         return (
             f"**Source.** probes built from your recorded retrievals (`{source['retrievals']}`), "
-            f"no labels: {source['summary']}; {source['used']} scored."
+            f"no labels: {source['summary']}; {_used(source['used'])}."
         )
     if kind == "labelled":
         unused = source.get("unused_retrievals")
@@ -39,6 +39,11 @@ def source_sentence(settings: Mapping[str, Any]) -> str:
         return f"**Source.** labelled items (`{settings['items']}`){aside}."
     how = "answers known by construction" if settings["suite"] in GENERATED else "real answers"
     return f"**Source.** the built-in suite `{settings['suite']}` ({how})."
+
+
+def _used(count: int) -> str:
+    """How many probes the run measures (``--items`` may keep fewer than were built)."""
+    return f"{count} {'probe' if count == 1 else 'probes'} used by this run"
 
 
 def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:

@@ -283,6 +283,14 @@ def _fits(fits: Mapping[str, Any]) -> str:
     )
 
 
+def _answers(report: Mapping[str, Any]) -> str:
+    """The self-answer probes' answer requests, made before the budget started (none: empty)."""
+    answers = report["settings"].get("source", {}).get("generated_answers")
+    if not answers:
+        return ""
+    return f"; before these, {answers} answer requests built the probes (outside the budget)"
+
+
 def markdown(report: Mapping[str, Any]) -> str:
     """The report as Markdown: the decision, the candidates, the chosen one's comparisons."""
     metric = report["metric"]
@@ -333,7 +341,7 @@ def markdown(report: Mapping[str, Any]) -> str:
         "cross-fitted: judged on each fold with the fit of the other folds.",
         f"Time: {t['seconds']:.0f} s, {t['model_calls']} model calls ({t['measure_calls']} to "
         f"measure the slots, {t['race_calls']} in the race), "
-        f"{t.get('prompt_tokens', 0):,} prompt tokens; {stop}.",
+        f"{t.get('prompt_tokens', 0):,} prompt tokens; {stop}{_answers(report)}.",
     ]
     return "\n\n".join(parts) + "\n"
 
