@@ -88,6 +88,15 @@ def test_the_evidence_pages_type_no_number_by_hand(name: str) -> None:
     assert typed == []
 
 
+def test_does_it_help_says_first_what_bookend_does_for_a_model_it_has_not_measured() -> None:
+    text = (DOCS / "does-it-help.md").read_text(encoding="utf-8")
+    first_screen = text.split("![", 1)[0]  # before the figure
+    said = " ".join(first_screen.split())
+    assert "For a model bookend has not measured" in said
+    assert "your retriever's own order" in said
+    assert "neither gains nor loses" in said
+
+
 def test_every_placeholder_of_the_pages_is_filled() -> None:
     for path in DOCS.rglob("*.md"):
         page = _page(str(path.relative_to(DOCS)))
