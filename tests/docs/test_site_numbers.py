@@ -139,12 +139,49 @@ def test_the_label_free_table_shows_each_cells_judgement_from_its_report() -> No
             f"{100 * current['ci_high']:+.1f}]"
         )
         assert values[4].startswith("**") == bool(cell["measurably_behind"])
+        free, labelled = (cell["decisions"][d] != "default" for d in ("label-free", "labelled"))
+        assert values[7].startswith("both kept") == (not free and not labelled)
+        assert ("the probes kept it" in values[7]) == (labelled and not free)
+
+
+def test_the_label_free_summary_says_which_tune_left_the_default() -> None:
+    judged = _report("label_free.json") | _report("label_free_gemma3.json")
+    decided = [c["decisions"] for c in judged.values() if "refused" not in c]
+    moved = hooks.evidence()["label_free"]["moved"]
+    assert moved["kept"] == sum(d["label-free"] == d["labelled"] == "default" for d in decided)
+    assert sum(moved.values()) == len(decided)
+    assert moved["kept"] + moved["same"] == hooks.evidence()["label_free"]["same"]
+
+
+def test_the_recommended_number_of_retrievals_follows_from_the_mde() -> None:
+    lf = hooks.evidence()["label_free"]
+    mde = [c["retrievals_needed"]["mde"] for c in lf["cells"].values() if "refused" not in c]
+    n = lf["recommended"]
+    assert 4 * sum(m[str(n)] <= hooks.TARGET_MDE for m in mde) >= 3 * len(mde)
+    fewer = [r for r in hooks.RETRIEVALS if int(r) < n]
+    assert all(4 * sum(m[r] <= hooks.TARGET_MDE for m in mde) < 3 * len(mde) for r in fewer)
+    assert f"Record at least {n} retrievals" in _page("guides/tune.md")
+
+
+@pytest.mark.parametrize(
+    "sentence", ["label_free_moves", "label_free_retrievals", "label_free_cost"]
+)
+def test_the_tune_guide_and_the_results_state_the_label_free_figures_from_one_source(
+    sentence: str,
+) -> None:
+    generated = " ".join(hooks.TABLES[sentence]().split())
+    assert generated in " ".join(_page("guides/tune.md").split())
+    results = (ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
+    section = results.split("## Label-free tuning")[1].split("\n## ")[0]
+    assert generated in " ".join(section.split()), f"bench/RESULTS.md: copy {generated!r}"
 
 
 def test_the_label_free_section_types_no_number_by_hand() -> None:
     text = (DOCS / "guides" / "tune.md").read_text(encoding="utf-8")
     section = text.split("### How good a proxy")[1]
-    assert all(f"assumed ${price:g} per million" in section for price in hooks.PRICES)
+    assert "{{ report: label_free_cost }}" in section
+    cost = hooks.label_free_cost()
+    assert all(f"assumed ${price:g} per million" in cost for price in hooks.PRICES)
     section = re.sub(r"\{\{ report:[^}]*\}\}", "", section)
     section = re.sub(r"`[^`]*`", "", section)  # commands and paths
     section = re.sub(r"95%|80% power|assumed \$[\d.]+", "", section)  # levels and prices assumed
