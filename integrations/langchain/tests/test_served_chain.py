@@ -103,6 +103,7 @@ def test_every_request_of_a_forked_server_is_recorded_once_with_its_question(
         "--pythonpath", str(HERE), "served_chain:app",
     ]  # fmt: skip
     env = os.environ | {"BOOKEND_SERVED_RECORDS": str(records), "BOOKEND_SERVED_STARTUP": STARTUP}
+    env.pop("BOOKEND_RECORD", None)  # the switch that turns every recorder off
     questions = [f"question {i}: when did station {i % 60} open?" for i in range(REQUESTS)]
     with log.open("wb") as out:
         # Its own session: the finally below can end the master and its workers together.
