@@ -265,17 +265,17 @@ MOVED = {
 
 
 def label_free_table() -> str:
-    """Markdown: per label-free cell, both decisions, the label-free one minus the labelled one
-    and minus the retriever's order (points with the paired 95% interval and the MDE; bold where
-    the label-free decision is measurably behind), or why the cell gave no probe; and which of
-    the two tunes left the default."""
+    """Markdown: per label-free cell, which of the two tunes left the default, both decisions,
+    the label-free one minus the labelled one and minus the retriever's order (points with the
+    paired 95% interval and the MDE; bold where the label-free decision is measurably behind), or
+    why the cell gave no probe."""
     lines = [
-        "| suite | prompt | model | label-free / labelled | label-free minus labelled "
-        "| minus your order | minus the best fixed order | the default |",
-        "|---|---|---|---|---|---|---|---|",
+        "| suite, prompt, model | the default | label-free / labelled | label-free minus labelled "
+        "| minus your order | minus the best fixed order |",
+        "|---|---|---|---|---|---|",
     ]
     for name, c in evidence()["label_free"]["cells"].items():
-        where = " | ".join(LABEL_FREE_NAMES[part] for part in name.split("-"))
+        where = _cell_name(name)
         if "refused" in c:
             refused = "no probe: tune refused (the model did not answer)"
             lines.append(f"| {where} | {refused} | — | — | — | — |")
@@ -288,8 +288,9 @@ def label_free_table() -> str:
         best = f"{_points(c['label_free_minus_best_fixed'])} ({c['best_fixed']})"
         default = MOVED[_moved(c["decisions"])].format(free=free, labelled=labelled)
         lines.append(
-            f"| {where} | {free} / {labelled} | {versus if free != labelled else 'the same'} "
-            f"| {_points(c['label_free_minus_current'])} | {best} | {default} |"
+            f"| {where} | {default} | {free} / {labelled} "
+            f"| {versus if free != labelled else 'the same'} "
+            f"| {_points(c['label_free_minus_current'])} | {best} |"
         )
     return "\n".join(lines)
 
