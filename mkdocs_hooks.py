@@ -20,6 +20,7 @@ Plain Python, offline: nothing is fetched.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tempfile
 from collections.abc import Callable, Mapping
@@ -190,14 +191,36 @@ def _span(values: list[float]) -> dict[str, float]:
     return {"low": min(values), "high": max(values)}
 
 
+#: The smallest difference a label-free decision should be able to detect (points of the gold
+#: answer's probability, as a fraction), at which the guides recommend a number of retrievals: an
+#: assumption, stated where it is used, like :data:`PRICES`.
+TARGET_MDE = 0.05
+#: The numbers of retrievals whose MDE the label-free runs state (``retrievals_needed.mde``).
+RETRIEVALS = ("30", "60", "120")
+
+
+def _moved(decisions: Mapping[str, str]) -> str:
+    """Which tunes left the default: ``kept`` (neither), ``labels`` (only the labelled one),
+    ``probes`` (only the label-free one), ``same`` (both, to one order) or ``apart`` (both, to
+    different orders)."""
+    free, labelled = decisions["label-free"] != "default", decisions["labelled"] != "default"
+    if free and labelled:
+        return "same" if decisions["label-free"] == decisions["labelled"] else "apart"
+    return "probes" if free else "labels" if labelled else "kept"
+
+
 def label_free() -> dict[str, Any]:
     """The label-free cells (:data:`LABEL_FREE`) as ``cells.CELL`` and their summary: how many
     there are (``cells_count``), gave probes (``decided``), made the labelled decision
     (``same``), another within the noise of it (``within_noise``) or were measurably behind it
-    (``behind``); the range over the cells of the MDE a decision has from 30, 60 and 120
-    retrievals (``mde.N.low``, ``.high``) and of a decision's cost from its dry run
-    (``requests``, ``prompt_tokens``, and dollars at each of :data:`PRICES` as
-    ``dollars.PRICE``)."""
+    (``behind``); which tunes left the default (``moved.WHO``: :func:`_moved`, a count per
+    kind); the range over the cells of the MDE a decision has from 30, 60 and 120
+    retrievals (``mde.N.low``, ``.high``), how many cells detect :data:`TARGET_MDE` at each
+    (``detects.N``), the recommended number (``recommended``: the fewest of :data:`RETRIEVALS`
+    at which three cells in four do) and the most any cell needs for it (``needed_most``, from
+    the MDE's fall as one over the square root of the retrievals, rounded up to tens); and of a
+    decision's cost from its dry run (``requests``, ``prompt_tokens``, and dollars at each of
+    :data:`PRICES` as ``dollars.PRICE``)."""
     cells = {name: c for f in LABEL_FREE for name, c in _read(f).items()}
     decided = [c for c in cells.values() if "refused" not in c]
     mde = [c["retrievals_needed"]["mde"] for c in decided if c["retrievals_needed"]["mde"]]
@@ -205,6 +228,13 @@ def label_free() -> dict[str, Any]:
     tokens = [d["prompt_tokens"] for d in dry]
     same = sum(c["decisions"]["label-free"] == c["decisions"]["labelled"] for c in decided)
     behind = sum(bool(c["measurably_behind"]) for c in decided)
+    moved = {who: 0 for who in ("kept", "labels", "probes", "same", "apart")}
+    for c in decided:
+        moved[_moved(c["decisions"])] += 1
+    detects = {n: sum(m[n] <= TARGET_MDE for m in mde) for n in RETRIEVALS}
+    enough = [n for n in RETRIEVALS if 4 * detects[n] >= 3 * len(mde)]
+    last = RETRIEVALS[-1]
+    needed = max(int(last) * (m[last] / TARGET_MDE) ** 2 for m in mde)
     return {
         "cells": cells,
         "cells_count": len(cells),
@@ -212,27 +242,43 @@ def label_free() -> dict[str, Any]:
         "same": same,
         "within_noise": len(decided) - same - behind,
         "behind": behind,
-        "mde": {n: _span([m[n] for m in mde]) for n in ("30", "60", "120")},
+        "moved": moved,
+        "mde": {n: _span([m[n] for m in mde]) for n in RETRIEVALS},
+        "target_mde": TARGET_MDE,
+        "detects": detects,
+        "recommended": int(enough[0]) if enough else None,
+        "needed_most": 10 * math.ceil(needed / 10),
         "requests": _span([d["requests"] for d in dry]),
         "prompt_tokens": _span(tokens),
         "dollars": {f"{p:g}": _span([t * p / 1e6 for t in tokens]) for p in PRICES},
     }
 
 
+#: How each kind of :func:`_moved` reads in the label-free table.
+MOVED = {
+    "kept": "both kept it",
+    "labels": "the labels moved ({labelled}), the probes kept it",
+    "probes": "the probes moved ({free}), the labels kept it",
+    "same": "both moved ({free})",
+    "apart": "both moved: the probes to {free}, the labels to {labelled}",
+}
+
+
 def label_free_table() -> str:
-    """Markdown: per label-free cell, both decisions, the label-free one minus the labelled one
-    and minus the retriever's order (points with the paired 95% interval and the MDE; bold where
-    the label-free decision is measurably behind), or why the cell gave no probe."""
+    """Markdown: per label-free cell, which of the two tunes left the default, both decisions,
+    the label-free one minus the labelled one and minus the retriever's order (points with the
+    paired 95% interval and the MDE; bold where the label-free decision is measurably behind), or
+    why the cell gave no probe."""
     lines = [
-        "| suite | prompt | model | label-free / labelled | label-free minus labelled "
+        "| suite, prompt, model | the default | label-free / labelled | label-free minus labelled "
         "| minus your order | minus the best fixed order |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|",
     ]
     for name, c in evidence()["label_free"]["cells"].items():
-        where = " | ".join(LABEL_FREE_NAMES[part] for part in name.split("-"))
+        where = _cell_name(name)
         if "refused" in c:
             refused = "no probe: tune refused (the model did not answer)"
-            lines.append(f"| {where} | {refused} | — | — | — |")
+            lines.append(f"| {where} | {refused} | — | — | — | — |")
             continue
         free, labelled = c["decisions"]["label-free"], c["decisions"]["labelled"]
         behind = c["label_free_minus_labelled"]
@@ -240,11 +286,83 @@ def label_free_table() -> str:
         if c["measurably_behind"]:
             versus = f"**{versus}**"
         best = f"{_points(c['label_free_minus_best_fixed'])} ({c['best_fixed']})"
+        default = MOVED[_moved(c["decisions"])].format(free=free, labelled=labelled)
         lines.append(
-            f"| {where} | {free} / {labelled} | {versus if free != labelled else 'the same'} "
+            f"| {where} | {default} | {free} / {labelled} "
+            f"| {versus if free != labelled else 'the same'} "
             f"| {_points(c['label_free_minus_current'])} | {best} |"
         )
     return "\n".join(lines)
+
+
+def _cell_name(name: str) -> str:
+    return ", ".join(LABEL_FREE_NAMES[part] for part in name.split("-"))
+
+
+def label_free_moves() -> str:
+    """Markdown: in how many label-free cells each tune left the default, naming the cells where
+    either moved (:func:`_moved`; the tune guide and ``bench/RESULTS.md``, "Label-free tuning",
+    show the same sentence)."""
+    lf = evidence()["label_free"]
+    moved = lf["moved"]
+    where: dict[str, list[str]] = {}
+    for name, c in lf["cells"].items():
+        if "refused" not in c:
+            who = _moved(c["decisions"])
+            free, labelled = c["decisions"]["label-free"], c["decisions"]["labelled"]
+            apart = f": the probes {free}, the labels {labelled}" if who == "apart" else ""
+            where.setdefault(who, []).append(_cell_name(name) + apart)
+
+    def named(who: str) -> str:
+        return f"{moved[who]} ({'; '.join(where[who])})" if moved[who] else "none"
+
+    agreed = "all of them" if moved["kept"] == lf["same"] else f"{moved['kept']} of them"
+    return (
+        f"Of the {lf['decided']} cells that gave probes, the probes made the labelled decision in "
+        f"{lf['same']}, in {agreed} by both tunes keeping the default. The labels moved and the "
+        f"probes kept the default in {named('labels')}; both moved, to different orders, in "
+        f"{named('apart')}; both to the same order in {named('same')}; the probes alone in "
+        f"{named('probes')}."
+    )
+
+
+def label_free_retrievals() -> str:
+    """Markdown: the recommended number of retrievals and why, from :func:`label_free` (the tune
+    guide and ``bench/RESULTS.md``, "Label-free tuning", show the same sentence)."""
+    lf = evidence()["label_free"]
+    mde, detects, first, *rest = lf["mde"], lf["detects"], *RETRIEVALS
+    spans = [f"{100 * mde[n]['low']:.1f} to {100 * mde[n]['high']:.1f}" for n in RETRIEVALS]
+    then = " and ".join(f"{span} from {n}" for span, n in zip(spans[1:], rest, strict=True))
+    counts = " and ".join(f"{detects[n]} at {n}" for n in rest)
+    return (
+        f"**Record at least {lf['recommended']} retrievals with their questions.** From the "
+        f"self-answer probes' spread in the {lf['decided']} cells that gave probes, the MDE of a "
+        f"decision (80% power, 95%) is {spans[0]} points from {first} retrievals, {then}. A "
+        f"difference of {100 * lf['target_mde']:.0f} points (assumed: the least worth moving "
+        f"for) is detected in {detects[first]} of the {lf['decided']} cells at {first} "
+        f"retrievals, {counts}: {lf['recommended']} is the fewest at which three cells in four "
+        f"detect it, and the widest spread measured needs about {lf['needed_most']:,}."
+    )
+
+
+def label_free_cost() -> str:
+    """Markdown: what a label-free decision costs on a hosted API, from the cells' dry runs
+    (:func:`label_free`; the tune guide and ``bench/RESULTS.md``, "Label-free tuning", show the
+    same sentence)."""
+    lf = evidence()["label_free"]
+    requests, tokens, dollars = lf["requests"], lf["prompt_tokens"], lf["dollars"]
+    priced = [
+        f"${dollars[f'{p:g}']['low']:.2f} to ${dollars[f'{p:g}']['high']:.2f} at an assumed "
+        f"${p:g} per million prompt tokens"
+        for p in PRICES
+    ]
+    return (
+        f"**What a decision costs on a hosted API.** `--dry-run` on 60 retrievals at K = 10 "
+        f"states at most {requests['low']:,} to {requests['high']:,} requests (one short "
+        f"generation per document, then the scoring calls) and {tokens['low']:,} to "
+        f"{tokens['high']:,} prompt tokens in the {lf['decided']} cells that gave probes: "
+        f"{priced[0]} ({priced[1]}); assumed prices, not quoted from a price list."
+    )
 
 
 def _diff(v: Any) -> float:
@@ -331,6 +449,9 @@ def orders_table() -> str:
 TABLES: dict[str, Callable[[], str]] = {
     "orders_table": orders_table,
     "label_free_table": label_free_table,
+    "label_free_moves": label_free_moves,
+    "label_free_retrievals": label_free_retrievals,
+    "label_free_cost": label_free_cost,
 }
 
 

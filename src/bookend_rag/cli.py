@@ -126,8 +126,11 @@ def _positive(option: str, value: int) -> int:
 
 
 #: What a command that needs the ``demo`` extra says when it is missing (the lab's commands say
-#: the same of theirs).
-_DEMO_HINT = 'install the optional extra: pip install "bookend-rag[demo]"'
+#: the same of theirs): from a clone until the packages are published.
+_DEMO_HINT = (
+    'install the optional extra: pip install ".[demo]" in a clone of the repository '
+    '("bookend-rag[demo]" once it is on the package index)'
+)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -159,7 +162,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             path = plot_placement(placement, plot, labels=titles)
             print(f"\ninfluence plot written to {path}")
         else:
-            print("\n(matplotlib not installed: no plot; pip install 'bookend-rag[plot]')")
+            print("\n(matplotlib not installed: no plot; pip install matplotlib)")
     return 0
 
 

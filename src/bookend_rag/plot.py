@@ -34,7 +34,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'bookend-rag[plot]'") from None
+        raise ImportError("plots need matplotlib: pip install matplotlib") from None
     matplotlib.use("Agg")  # files only; never open a window
     import matplotlib.pyplot as plt
 

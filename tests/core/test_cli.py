@@ -41,7 +41,8 @@ def test_demo_without_its_extra_names_it_in_one_line(
     assert captured.out == ""
     assert captured.err == (
         "bookend demo: rank-bm25 not installed; install the optional extra: pip install "
-        '"bookend-rag[demo]"\n'
+        '".[demo]" in a clone of the repository ("bookend-rag[demo]" once it is on the package '
+        "index)\n"
     )
 
 

@@ -1,6 +1,6 @@
 """The built documentation site, opened in a real browser (headless Chromium): every page renders
-(a heading and text), every image on it loads, and no link inside the site is broken (the page
-answers 200 and the anchor a link names exists on it).
+(a heading and text), every image on it loads, no code block cuts a line off at 1280 px, and no
+link inside the site is broken (the page answers 200 and the anchor a link names exists on it).
 
 The site is the one ``BOOKEND_SITE`` names (``make docs`` builds it first), else it is built here
 (``mkdocs build --strict``). Chromium is Debian's package (``make browser`` installs it as root);
@@ -60,6 +60,10 @@ async function look(url) {
     links: [...doc.querySelectorAll("a[href]")].map((a) => a.href)
       .filter((h) => h.startsWith(location.origin)),
     ids: [...doc.querySelectorAll("[id]")].map((e) => e.id),
+    // Code blocks wider than their box at this width: a line cut off (or only behind a scroll).
+    cut: [...doc.querySelectorAll("article pre > code")]
+      .filter((c) => c.scrollWidth > c.clientWidth + 1)
+      .map((c) => c.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a))),
   };
   frame.remove();
   return out;
@@ -210,6 +214,11 @@ def test_every_image_loads_and_the_figures_are_shown(seen: dict[str, Any]) -> No
     for page, least in FIGURES.items():
         figures = [src for src, _ in found[page]["images"] if "figures/" in src]
         assert len(figures) >= least, (page, found[page]["images"])
+
+
+def test_no_code_line_is_cut_off_at_1280_px(seen: dict[str, Any]) -> None:
+    cut = {page: f["cut"] for page, f in seen["found"].items() if f["cut"]}
+    assert cut == {}, "code blocks wider than the page at 1280 px (longest line of each shown)"
 
 
 def test_no_link_is_broken(seen: dict[str, Any]) -> None:

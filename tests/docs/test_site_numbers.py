@@ -88,6 +88,15 @@ def test_the_evidence_pages_type_no_number_by_hand(name: str) -> None:
     assert typed == []
 
 
+def test_does_it_help_says_first_what_bookend_does_for_a_model_it_has_not_measured() -> None:
+    text = (DOCS / "does-it-help.md").read_text(encoding="utf-8")
+    first_screen = text.split("![", 1)[0]  # before the figure
+    said = " ".join(first_screen.split())
+    assert "For a model bookend has not measured" in said
+    assert "your retriever's own order" in said
+    assert "neither gains nor loses" in said
+
+
 def test_every_placeholder_of_the_pages_is_filled() -> None:
     for path in DOCS.rglob("*.md"):
         page = _page(str(path.relative_to(DOCS)))
@@ -120,22 +129,59 @@ def test_the_label_free_table_shows_each_cells_judgement_from_its_report() -> No
     assert len(rows) == len(judged)
     for row, (name, cell) in zip(rows, judged.items(), strict=True):
         values = [v.strip() for v in row.strip("|").split("|")]
-        assert values[:3] == [hooks.LABEL_FREE_NAMES[p] for p in name.split("-")]
+        assert values[0] == ", ".join(hooks.LABEL_FREE_NAMES[p] for p in name.split("-"))
         if "refused" in cell:
-            assert values[3].startswith("no probe")
+            assert values[1].startswith("no probe")
             continue
-        assert values[3] == f"{cell['decisions']['label-free']} / {cell['decisions']['labelled']}"
+        assert values[2] == f"{cell['decisions']['label-free']} / {cell['decisions']['labelled']}"
         current = cell["label_free_minus_current"]
-        assert values[5] == f"{100 * current['diff']:+.1f} [{100 * current['ci_low']:+.1f}, " + (
+        assert values[4] == f"{100 * current['diff']:+.1f} [{100 * current['ci_low']:+.1f}, " + (
             f"{100 * current['ci_high']:+.1f}]"
         )
-        assert values[4].startswith("**") == bool(cell["measurably_behind"])
+        assert values[3].startswith("**") == bool(cell["measurably_behind"])
+        free, labelled = (cell["decisions"][d] != "default" for d in ("label-free", "labelled"))
+        assert values[1].startswith("both kept") == (not free and not labelled)
+        assert ("the probes kept it" in values[1]) == (labelled and not free)
+
+
+def test_the_label_free_summary_says_which_tune_left_the_default() -> None:
+    judged = _report("label_free.json") | _report("label_free_gemma3.json")
+    decided = [c["decisions"] for c in judged.values() if "refused" not in c]
+    moved = hooks.evidence()["label_free"]["moved"]
+    assert moved["kept"] == sum(d["label-free"] == d["labelled"] == "default" for d in decided)
+    assert sum(moved.values()) == len(decided)
+    assert moved["kept"] + moved["same"] == hooks.evidence()["label_free"]["same"]
+
+
+def test_the_recommended_number_of_retrievals_follows_from_the_mde() -> None:
+    lf = hooks.evidence()["label_free"]
+    mde = [c["retrievals_needed"]["mde"] for c in lf["cells"].values() if "refused" not in c]
+    n = lf["recommended"]
+    assert 4 * sum(m[str(n)] <= hooks.TARGET_MDE for m in mde) >= 3 * len(mde)
+    fewer = [r for r in hooks.RETRIEVALS if int(r) < n]
+    assert all(4 * sum(m[r] <= hooks.TARGET_MDE for m in mde) < 3 * len(mde) for r in fewer)
+    assert f"Record at least {n} retrievals" in _page("guides/tune.md")
+
+
+@pytest.mark.parametrize(
+    "sentence", ["label_free_moves", "label_free_retrievals", "label_free_cost"]
+)
+def test_the_tune_guide_and_the_results_state_the_label_free_figures_from_one_source(
+    sentence: str,
+) -> None:
+    generated = " ".join(hooks.TABLES[sentence]().split())
+    assert generated in " ".join(_page("guides/tune.md").split())
+    results = (ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
+    section = results.split("## Label-free tuning")[1].split("\n## ")[0]
+    assert generated in " ".join(section.split()), f"bench/RESULTS.md: copy {generated!r}"
 
 
 def test_the_label_free_section_types_no_number_by_hand() -> None:
     text = (DOCS / "guides" / "tune.md").read_text(encoding="utf-8")
     section = text.split("### How good a proxy")[1]
-    assert all(f"assumed ${price:g} per million" in section for price in hooks.PRICES)
+    assert "{{ report: label_free_cost }}" in section
+    cost = hooks.label_free_cost()
+    assert all(f"assumed ${price:g} per million" in cost for price in hooks.PRICES)
     section = re.sub(r"\{\{ report:[^}]*\}\}", "", section)
     section = re.sub(r"`[^`]*`", "", section)  # commands and paths
     section = re.sub(r"95%|80% power|assumed \$[\d.]+", "", section)  # levels and prices assumed

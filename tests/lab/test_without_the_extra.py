@@ -43,5 +43,6 @@ def test_without_the_lab_extra_the_error_names_it(name: str) -> None:
     )
     assert result.stdout == (
         "MissingDependencyError: torch and transformers not installed; install the optional "
-        'extra: pip install "bookend-rag[lab]"\n'
+        'extra: pip install ".[lab]" in a clone of the repository ("bookend-rag[lab]" once it is '
+        "on the package index)\n"
     )

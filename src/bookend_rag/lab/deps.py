@@ -12,7 +12,11 @@ from types import ModuleType
 
 __all__ = ["INSTALL_HINT", "MissingDependencyError", "check_available", "transformers"]
 
-INSTALL_HINT = 'install the optional extra: pip install "bookend-rag[lab]"'
+#: Before the packages are published, the extra installs from a clone of the repository.
+INSTALL_HINT = (
+    'install the optional extra: pip install ".[lab]" in a clone of the repository '
+    '("bookend-rag[lab]" once it is on the package index)'
+)
 
 
 class MissingDependencyError(ImportError):
