@@ -47,7 +47,8 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         metavar="FILE",
         nargs="+",
         help="your recorded retrievals (JSON Lines, bookend-retrievals/1 or /2): files (each with "
-        "the parts a recorder rotated out of it, oldest first) or quoted glob patterns; probe items are built from them, no labels needed (--items: at "
+        "the parts a recorder rotated out of it, oldest first) or quoted glob patterns; "
+        "probe items are built from them, no labels needed (--items: at "
         "most this many, default all); --items-file, when given too, is preferred",
     )
     p.add_argument(
