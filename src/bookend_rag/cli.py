@@ -353,6 +353,7 @@ def _cmd_reorder(args: argparse.Namespace) -> int:
         source="cli",
         items=indices,
         scores=scores,
+        question=args.question,
         text=texts.__getitem__,
         metadata=lambda i: _other_fields(chunks[i]),
         warn=False,
@@ -461,6 +462,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="append the call to this retrieval record file (JSON Lines, schema "
         "bookend-retrievals/2: the chunks with their scores, the model, the order placed; "
         "created with mode 0600; BOOKEND_RECORD=0 turns it off)",
+    )
+    reo.add_argument(
+        "--question",
+        metavar="TEXT",
+        help="with --recorder, the question the chunks were retrieved for, recorded with the "
+        "call (`bookend tune --retrievals` builds probes only from records with a question)",
     )
     reo.add_argument(
         "--record-metadata",

@@ -628,11 +628,12 @@ def test_the_cli_records_the_chunks_fields_it_is_told_to_as_metadata(
     chunks = '[{"text": "a", "score": 0.1, "title": "A", "token": "t"}, {"text": "b"}]'
     for name, allowed in (("none.jsonl", []), ("title.jsonl", ["--record-metadata", "title"])):
         monkeypatch.setattr(sys, "stdin", io.StringIO(chunks))
-        assert main(["reorder", "--recorder", str(tmp_path / name), *allowed]) == 0
+        args = ["reorder", "--recorder", str(tmp_path / name), "--question", "Who?", *allowed]
+        assert main(args) == 0
     capsys.readouterr()
     (plain,) = read_retrievals(tmp_path / "none.jsonl")
     (record,) = read_retrievals(tmp_path / "title.jsonl")
-    assert record.source == "cli"
+    assert (record.source, record.question) == ("cli", "Who?")
     assert [d.metadata for d in plain.documents] == [{}, {}]
     assert [(d.text, d.score, d.metadata) for d in record.documents] == [
         ("a", 0.1, {"title": "A"}),

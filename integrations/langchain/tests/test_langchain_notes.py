@@ -19,7 +19,7 @@ from langchain_core.documents import Document
 
 from bookend_rag import Bookend
 from bookend_rag.outlet import PlacementNote
-from bookend_rag.recorder import as_recorder
+from bookend_rag.recorder import RetrievalRecorder, as_recorder
 from bookend_rag.retrievals import read_retrievals, record_from
 
 MIXED = [0.1, None, 0.9, 0.5]
@@ -101,6 +101,26 @@ def test_the_recorder_writes_the_query_scores_and_order(tmp_path: Path) -> None:
     ]
     assert [(d.text, d.score) for d in record_from(pairs).documents] == [
         (d.text, d.score) for d in record.documents
+    ]
+
+
+def test_a_record_holds_the_documents_as_they_were_placed(tmp_path: Path) -> None:
+    """Issue 48, 3: the writer read the documents up to a second after the call."""
+    recorder = RetrievalRecorder(tmp_path / "r.jsonl", metadata=["source"])
+    docs = [
+        Document(page_content=f"passage {i}", metadata={"score": s, "source": f"s{i}"})
+        for i, s in enumerate([0.2, 0.9, 0.4])
+    ]
+    BookendReorder(recorder=recorder).compress_documents(docs, "why?")
+    docs[0].page_content = "changed"
+    docs[1].metadata["score"] = 0.0
+    docs[2].metadata["source"] = "changed"
+    recorder.flush()
+    (record,) = read_retrievals(recorder.path)
+    assert [(d.text, d.score, d.metadata) for d in record.documents] == [
+        ("passage 0", 0.2, {"source": "s0"}),
+        ("passage 1", 0.9, {"source": "s1"}),
+        ("passage 2", 0.4, {"source": "s2"}),
     ]
 
 
