@@ -313,8 +313,8 @@ def test_every_reorder_option_reaches_the_placement(
         "tokenizer": ([str(tmp_path)], str(tmp_path)),
         "exact_max_k": (["3"], 3),
     }
-    # --config, --recorder, --question and --record-metadata are no placement settings (the recorder:
-    # tests/core/test_recorder.py)
+    # --config, --recorder, --question and --record-metadata are no placement settings (the
+    # recorder: tests/core/test_recorder.py)
     not_settings = {"help", "config", "recorder", "question", "record_metadata"}
     assert set(given) == set(_options("reorder")) - not_settings  # a new one needs a value
     placed: list[bookend_rag.PlacementConfig] = []
