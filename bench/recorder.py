@@ -13,8 +13,8 @@
    ``--loss-k`` (default 20) as fast as one thread makes them, the recorder as a path gives it
    (its default settings), then closed as at exit; how many records reach the file and the parts
    it rotated into (those beyond its backups are deleted), how many the file counts as not
-   recorded (the ``unrecorded`` field of schema 2, where the records have it), how many were
-   written twice (each call's ``question`` is its number, where ``reorder`` takes ``question=``)
+   recorded (the ``unrecorded`` field of schema 2), how many were written twice (each call's
+   ``question`` is its number)
    and the recorder's warnings (every one counted, not only the first that Python's default
    filter shows).
 
@@ -27,7 +27,6 @@ as ``bench/adapters.py`` needs them)::
 from __future__ import annotations
 
 import argparse
-import inspect
 import platform
 import shutil
 import tempfile
@@ -43,7 +42,7 @@ from adapters import Call, corpus, draws_for, measure, recorder, recorders_dropp
 
 import bookend_rag
 from bookend_rag.recorder import RecorderWarning, RetrievalRecorder, as_recorder
-from bookend_rag.retrievals import RetrievalRecord, read_retrievals
+from bookend_rag.retrievals import RetrievalReader, retrieval_files
 
 
 def cost(k: int) -> dict[str, Call]:
@@ -54,7 +53,9 @@ def cost(k: int) -> dict[str, Call]:
     for draw in range(draws_for(k)):
         texts, scores = corpus(k, draw)
         plain.append(partial(bookend_rag.reorder, texts, scores))
-        recorded.append(partial(bookend_rag.reorder, texts, scores, recorder=kept))
+        recorded.append(
+            partial(bookend_rag.reorder, texts, scores, recorder=kept, question=f"draw {draw}")
+        )
     return {"without": rotating(plain), "recorder": rotating(recorded)}
 
 
@@ -64,8 +65,8 @@ class Loss:
 
     calls: int
     records: int
-    unrecorded: int | None  # the records' ``unrecorded`` summed; None: the schema has no field
-    twice: int | None  # records of a call written again; None: calls carry no number
+    unrecorded: int  # the records' ``unrecorded`` summed
+    twice: int  # records of a call written again
     warnings: list[str]
     loop: float  # seconds of the loop
     closed: float  # seconds until the recorder was closed
@@ -73,7 +74,7 @@ class Loss:
     @property
     def missing(self) -> int:
         """Calls with no record in the file."""
-        return self.calls - self.records + (self.twice or 0)
+        return self.calls - self.records + self.twice
 
 
 def loss(calls: int, k: int) -> Loss:
@@ -81,33 +82,26 @@ def loss(calls: int, k: int) -> Loss:
     reached the file and what was reported."""
     path = Path(tempfile.mkdtemp(prefix="bookend-bench-loss-")) / "retrievals.jsonl"
     draws = [corpus(k, draw) for draw in range(draws_for(k))]
-    numbered = "question" in inspect.signature(bookend_rag.reorder).parameters
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RecorderWarning)
         started = time.perf_counter()
         for i in range(calls):
             texts, scores = draws[i % len(draws)]
-            extra = {"question": f"call {i}"} if numbered else {}
-            bookend_rag.reorder(texts, scores, recorder=str(path), **extra)
+            bookend_rag.reorder(texts, scores, recorder=str(path), question=f"call {i}")
         looped = time.perf_counter() - started
         made = as_recorder(str(path))
         assert isinstance(made, RetrievalRecorder)
         made.close()  # what the process's exit runs
         closed = time.perf_counter() - started
-    # The file and the parts it rotated into (path.1 the newest of them), oldest first.
-    parts = sorted(path.parent.glob(f"{path.name}.*"), key=lambda p: -int(p.suffix[1:]))
-    records = [r for part in [*parts, path] if part.exists() for r in read_retrievals(part)]
+    reader = RetrievalReader(retrieval_files(path))  # the file and the parts it rotated into
+    records = list(reader)
     shutil.rmtree(path.parent)  # some 80 MB at K = 20
     seen = Counter(r.question for r in records)
     return Loss(
         calls=calls,
         records=len(records),
-        unrecorded=(
-            sum(getattr(r, "unrecorded", 0) for r in records)
-            if "unrecorded" in RetrievalRecord.model_fields
-            else None
-        ),
-        twice=sum(n - 1 for n in seen.values()) if numbered else None,
+        unrecorded=reader.unrecorded,
+        twice=sum(n - 1 for n in seen.values()),
         warnings=[str(w.message) for w in caught if issubclass(w.category, RecorderWarning)],
         loop=looped,
         closed=closed,
@@ -147,8 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     shown: list[str] = []
     for _ in range(args.repeats):
         out = loss(args.calls, args.loss_k)
-        counted = "not in the schema" if out.unrecorded is None else f"{out.unrecorded:,}"
-        twice = "—" if out.twice is None else f"{out.twice:,}"
+        counted, twice = f"{out.unrecorded:,}", f"{out.twice:,}"
         print(
             f"| {args.loss_k} | {out.calls:,} | {out.records:,} | {out.missing:,} "
             f"({100 * out.missing / out.calls:.1f}%) | {counted} | {twice} | "
