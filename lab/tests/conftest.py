@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 import transformers
 
-from bookend_rag.lab.models import local as scoring
+from bookend_rag_lab.models import local as scoring
 
 torch.set_num_threads(2)
 

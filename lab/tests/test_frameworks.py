@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bookend_rag.lab.frameworks import haystack_order, langchain_order, llama_index_order
+from bookend_rag_lab.frameworks import haystack_order, langchain_order, llama_index_order
 
 
 def descending(k: int) -> list[float]:

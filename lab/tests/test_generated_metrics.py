@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from bookend_rag.lab.items.answers import normalize_answer
-from bookend_rag.lab.metrics import (
+from bookend_rag_lab.items.answers import normalize_answer
+from bookend_rag_lab.metrics import (
     contains_answer,
     exact_match,
     item_metrics,
     metric_names,
     primary_metric,
 )
-from bookend_rag.lab.models.cache import CallCache, call_key
-from bookend_rag.lab.models.scorer import IN_PROCESS, Capabilities, Continuations, capabilities
+from bookend_rag_lab.models.cache import CallCache, call_key
+from bookend_rag_lab.models.scorer import IN_PROCESS, Capabilities, Continuations, capabilities
 
 
 @pytest.mark.parametrize(
@@ -139,9 +139,9 @@ class _Generating:
 
 
 def test_a_generation_only_run_reports_accuracy_only() -> None:
-    from bookend_rag.lab.experiments.evaluate import evaluate
-    from bookend_rag.lab.experiments.runspec import RunSpec
-    from bookend_rag.lab.items.hard import hard_items
+    from bookend_rag_lab.experiments.evaluate import evaluate
+    from bookend_rag_lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.items.hard import hard_items
 
     items = hard_items(4, 3, seed=0)
     assert all(it.gold is not None for it in items)
@@ -177,10 +177,10 @@ def test_a_generation_only_run_reports_accuracy_only() -> None:
 def test_a_generation_only_run_reuses_its_own_report(tmp_path: Path) -> None:
     """``--reuse`` of a generation-only report takes its matched answers: only the first
     ``CHECKED`` trials are asked again, as for a log-probability report."""
-    from bookend_rag.lab.experiments.evaluate import evaluate
-    from bookend_rag.lab.experiments.reuse import CHECKED
-    from bookend_rag.lab.experiments.runspec import RunSpec
-    from bookend_rag.lab.items.hard import hard_items
+    from bookend_rag_lab.experiments.evaluate import evaluate
+    from bookend_rag_lab.experiments.reuse import CHECKED
+    from bookend_rag_lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.items.hard import hard_items
 
     items = hard_items(4, 3, seed=0)
     gold = {it.documents[it.gold]: it.continuations[it.answer_index] for it in items if it.gold}

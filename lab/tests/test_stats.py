@@ -5,7 +5,7 @@ import statistics
 import numpy as np
 import pytest
 
-from bookend_rag.lab.stats import (
+from bookend_rag_lab.stats import (
     MDE_FACTOR,
     bootstrap_means,
     estimate,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bookend_rag.lab.stats import mcnemar_exact, mcnemar_sample_size, paired_accuracy
+from bookend_rag_lab.stats import mcnemar_exact, mcnemar_sample_size, paired_accuracy
 
 
 def _planted() -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ def test_without_the_lab_extra_the_error_names_it(name: str) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
     assert result.stdout == (
-        "MissingDependencyError: torch and transformers not installed; install the optional "
-        'extra: pip install ".[lab]" in a clone of the repository ("bookend-rag[lab]" once it is '
-        "on the package index)\n"
+        "MissingDependencyError: torch and transformers not installed; install the lab: pip "
+        'install ./lab in a clone of the repository ("bookend-rag[lab]" once it is on the package '
+        "index)\n"
     )

@@ -53,8 +53,8 @@ TOY_SCORER = '''"""A toy backend: the gold answer is likelier the earlier its do
 
 from collections.abc import Sequence
 
-from bookend_rag.lab.models.cache import CallCache
-from bookend_rag.lab.models.scorer import Capabilities, Continuations, Prompt
+from bookend_rag_lab.models.cache import CallCache
+from bookend_rag_lab.models.scorer import Capabilities, Continuations, Prompt
 
 
 class EarlyScorer:
@@ -83,7 +83,7 @@ class EarlyScorer:
 '''
 
 TOY_REGISTRATION = """
-from bookend_rag.lab.models.toy import EarlyScorer  # noqa: E402
+from bookend_rag_lab.models.toy import EarlyScorer  # noqa: E402
 
 register(
     Backend(
@@ -205,13 +205,13 @@ def test_a_scorer_backend_is_added_in_two_files(tmp_path: Path) -> None:
     (tree / "bookend_rag" / "lab" / "models" / "toy.py").write_text(TOY_SCORER, encoding="utf-8")
     backends = tree / "bookend_rag" / "lab" / "models" / "backends.py"
     backends.write_text(backends.read_text(encoding="utf-8") + TOY_REGISTRATION, encoding="utf-8")
-    assert _changed(tree) == {"bookend_rag/lab/models/toy.py", "bookend_rag/lab/models/backends.py"}
+    assert _changed(tree) == {"bookend_rag_lab/models/toy.py", "bookend_rag_lab/models/backends.py"}
     out = _run(
         tree,
-        "from bookend_rag.lab.experiments.evaluate import evaluate\n"
-        "from bookend_rag.lab.experiments.runspec import RunSpec\n"
-        "from bookend_rag.lab.items.hard import hard_items\n"
-        "from bookend_rag.lab.models.backends import ScorerSpec\n"
+        "from bookend_rag_lab.experiments.evaluate import evaluate\n"
+        "from bookend_rag_lab.experiments.runspec import RunSpec\n"
+        "from bookend_rag_lab.items.hard import hard_items\n"
+        "from bookend_rag_lab.models.backends import ScorerSpec\n"
         "run = RunSpec(hard_items(4, 3, seed=0), retrievers=['bm25'])\n"
         "result = evaluate(run, ScorerSpec('toy'), theory='smollm2-135m', progress=False)\n"
         "print(result.report['model'], result.calls)\n"

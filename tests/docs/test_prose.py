@@ -96,15 +96,15 @@ def test_no_docstring_or_comment_is_wrapped_mid_sentence() -> None:
 
 def test_the_extras_and_suites_are_named_as_they_are() -> None:
     """``validate`` is the lab extra's former name; the lab's summary lists every suite."""
-    from bookend_rag.lab.items.suites import SUITES
+    from bookend_rag_lab.items.suites import SUITES
 
     pages = [*(ROOT / "docs").rglob("*.md"), *(ROOT / "src").rglob("*.py")]
     for page in pages:
         text = " ".join(page.read_text(encoding="utf-8").split())
         assert not re.search(r"`validate`+ extra", text), page
-    import bookend_rag.lab
+    import bookend_rag_lab
 
-    summary = " ".join(str(bookend_rag.lab.__doc__).split())
+    summary = " ".join(str(bookend_rag_lab.__doc__).split())
     for name in SUITES:
         assert f"``{name}``" in summary, name
 

@@ -8,26 +8,26 @@ heavy; :func:`evaluate`, :func:`tune`, :func:`calibrate`, :func:`validate_influe
 :func:`load_scorer` and the specs the experiments take (:class:`RunSpec`, :class:`ScorerSpec`) are
 loaded on first use. Layers, top down:
 
-- :mod:`~bookend_rag.lab.cli`: the subcommands; parse and call one experiment.
-- :mod:`~bookend_rag.lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``,
+- :mod:`~bookend_rag_lab.cli`: the subcommands; parse and call one experiment.
+- :mod:`~bookend_rag_lab.experiments`: ``validate_influence``, ``calibrate``, ``evaluate``,
   ``tune``: library functions, each a short pipeline of named steps.
-- :mod:`~bookend_rag.lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
-- :mod:`~bookend_rag.lab.fitting`: fits of the theory and of profiles, the held-back check.
-- :mod:`~bookend_rag.lab.influence`: the Jacobian-norm influence measurement of the validator.
-- :mod:`~bookend_rag.lab.reorderers`, :mod:`~bookend_rag.lab.frameworks`: the orders compared
+- :mod:`~bookend_rag_lab.report`: the reports (JSON, Markdown, terminal lines) and PNG figures.
+- :mod:`~bookend_rag_lab.fitting`: fits of the theory and of profiles, the held-back check.
+- :mod:`~bookend_rag_lab.influence`: the Jacobian-norm influence measurement of the validator.
+- :mod:`~bookend_rag_lab.reorderers`, :mod:`~bookend_rag_lab.frameworks`: the orders compared
   (bookend, LangChain, LlamaIndex, Haystack, retrieval order, random, oracle).
-- :mod:`~bookend_rag.lab.metrics`: per-item metrics of a scored prompt;
-  :mod:`~bookend_rag.lab.stats`: every interval.
-- :mod:`~bookend_rag.lab.items`: one item type, one prompt renderer, the suites (``hard``,
+- :mod:`~bookend_rag_lab.metrics`: per-item metrics of a scored prompt;
+  :mod:`~bookend_rag_lab.stats`: every interval.
+- :mod:`~bookend_rag_lab.items`: one item type, one prompt renderer, the suites (``hard``,
   ``lookup``, ``nq``, ``records``, ``squad``) and the JSONL format.
-- :mod:`~bookend_rag.lab.retrieval`: BM25, MiniLM or given scores rank an item's documents.
-- :mod:`~bookend_rag.lab.models`: the scorer interface, the call cache, local weights.
-- :mod:`~bookend_rag.lab.progress`, :mod:`~bookend_rag.lab.deps`: progress bars; the extra's import
+- :mod:`~bookend_rag_lab.retrieval`: BM25, MiniLM or given scores rank an item's documents.
+- :mod:`~bookend_rag_lab.models`: the scorer interface, the call cache, local weights.
+- :mod:`~bookend_rag_lab.progress`, :mod:`~bookend_rag_lab.deps`: progress bars; the extra's import
   guard.
 
-Where a newcomer adds: a scorer backend in :mod:`bookend_rag.lab.models` (a class with the
-:class:`~bookend_rag.lab.models.Scorer` members, registered in
-:mod:`bookend_rag.lab.models.backends`), an item suite in :mod:`bookend_rag.lab.items.suites`.
+Where a newcomer adds: a scorer backend in :mod:`bookend_rag_lab.models` (a class with the
+:class:`~bookend_rag_lab.models.Scorer` members, registered in
+:mod:`bookend_rag_lab.models.backends`), an item suite in :mod:`bookend_rag_lab.items.suites`.
 """
 
 from __future__ import annotations
@@ -49,22 +49,22 @@ __all__ = [
 ]
 
 _HOMES = {
-    "CalibrationResult": "bookend_rag.lab.experiments.calibrate",
-    "EvalResult": "bookend_rag.lab.experiments.evaluate",
-    "calibrate": "bookend_rag.lab.experiments.calibrate",
-    "evaluate": "bookend_rag.lab.experiments.evaluate",
-    "load_scorer": "bookend_rag.lab.models",
-    "RunSpec": "bookend_rag.lab.experiments.runspec",
-    "ScorerSpec": "bookend_rag.lab.models.backends",
-    "TuneResult": "bookend_rag.lab.experiments.tune",
-    "tune": "bookend_rag.lab.experiments.tune",
-    "validate_influence": "bookend_rag.lab.experiments.validate",
+    "CalibrationResult": "bookend_rag_lab.experiments.calibrate",
+    "EvalResult": "bookend_rag_lab.experiments.evaluate",
+    "calibrate": "bookend_rag_lab.experiments.calibrate",
+    "evaluate": "bookend_rag_lab.experiments.evaluate",
+    "load_scorer": "bookend_rag_lab.models",
+    "RunSpec": "bookend_rag_lab.experiments.runspec",
+    "ScorerSpec": "bookend_rag_lab.models.backends",
+    "TuneResult": "bookend_rag_lab.experiments.tune",
+    "tune": "bookend_rag_lab.experiments.tune",
+    "validate_influence": "bookend_rag_lab.experiments.validate",
 }
 
 
 def __getattr__(name: str) -> Any:
     # The experiments import scipy, the report modules and, when run, torch: load them on first
-    # use so that the command line (which imports bookend_rag.lab.cli) starts fast.
+    # use so that the command line (which imports bookend_rag_lab.cli) starts fast.
     if name in _HOMES:
         return getattr(import_module(_HOMES[name]), name)
-    raise AttributeError(f"module 'bookend_rag.lab' has no attribute {name!r}")
+    raise AttributeError(f"module 'bookend_rag_lab' has no attribute {name!r}")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from bookend_rag.lab.stats import Interval
+from bookend_rag_lab.stats import Interval
 
 __all__ = ["Comparison", "Decision", "Race", "compare", "decide", "hold_to_current"]
 

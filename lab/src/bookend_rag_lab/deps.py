@@ -1,7 +1,7 @@
-"""The lab extra's import guard: torch and transformers, with one clear message when missing.
+"""The lab's import guard: torch and transformers, with one clear message when missing.
 
 The lab's command line and experiments import without torch; a command calls
-:func:`check_available` before it runs, so a missing extra ends it with this one line.
+:func:`check_available` before it runs, so missing torch or transformers ends it with this one line.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ import importlib.util
 import os
 from types import ModuleType
 
+from bookend_rag.errors import LAB_HINT
+
 __all__ = ["INSTALL_HINT", "MissingDependencyError", "check_available", "transformers"]
 
-#: Before the packages are published, the extra installs from a clone of the repository.
-INSTALL_HINT = (
-    'install the optional extra: pip install ".[lab]" in a clone of the repository '
-    '("bookend-rag[lab]" once it is on the package index)'
-)
+#: The core's line for a missing lab: installing the lab brings torch and transformers.
+INSTALL_HINT = LAB_HINT
 
 
 class MissingDependencyError(ImportError):

@@ -10,9 +10,9 @@ index ``g``):
   the first maximum on ties); with the answer alone, 1 when greedy decoding reproduces it.
 
 A generation-only backend (a chat API without log-probabilities) gives the generated text instead
-(:attr:`~bookend_rag.lab.models.scorer.Continuations.generated`); its metrics are accuracy only,
+(:attr:`~bookend_rag_lab.models.scorer.Continuations.generated`); its metrics are accuracy only,
 after SQuAD's answer normalisation
-(:func:`~bookend_rag.lab.items.answers.normalize_answer`: lowercase, punctuation and the
+(:func:`~bookend_rag_lab.items.answers.normalize_answer`: lowercase, punctuation and the
 articles a/an/the removed, whitespace collapsed; the articles stay when removing them would empty
 the gold answer, as for the answer "A"):
 
@@ -29,9 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from bookend_rag.arrays import FloatArray
-from bookend_rag.lab.items.answers import normalize_answer
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.models.scorer import Continuations
+from bookend_rag_lab.items.answers import normalize_answer
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.models.scorer import Continuations
 
 __all__ = [
     "GENERATED_METRICS",

@@ -4,7 +4,7 @@ A strategy sees what a pipeline sees: the K retrieved documents in retrieval ord
 top result) with their scores, token lengths and texts, and returns the prompt order as indices
 into that list (a :class:`Reorderer`). :func:`eval_strategies` builds the set ``bookend eval``
 compares: bookend with the theory spec, its rank-only form, one bookend per given profile or
-placement config, the frameworks' reorderers (:mod:`~bookend_rag.lab.frameworks`), retrieval order
+placement config, the frameworks' reorderers (:mod:`~bookend_rag_lab.frameworks`), retrieval order
 and its reverse. Two strategies are built per item by the run: the seeded random shuffle
 (:func:`random_orders`, several draws averaged) and the oracle (:func:`best_slot_order`, which knows
 where the gold document is); a slot measurement moves the gold document through the slots
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import bookend_rag
-from bookend_rag.lab.frameworks import available_frameworks
+from bookend_rag_lab.frameworks import available_frameworks
 
 __all__ = [
     "BASELINES",

@@ -14,7 +14,7 @@ import pytest
 
 import bookend_rag
 from bookend_rag import FittedProfile, load_profile
-from bookend_rag.lab.cli import register
+from bookend_rag_lab.cli import register
 
 
 def _run(argv: list[str]) -> int:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import bookend_rag.lab.experiments.evaluate as evaluate_module
-import bookend_rag.lab.experiments.tune as tune_module
+import bookend_rag_lab.experiments.evaluate as evaluate_module
+import bookend_rag_lab.experiments.tune as tune_module
 from bookend_rag.cli import main
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
 
@@ -123,7 +123,7 @@ def test_rotated_files_a_glob_and_a_partial_line_are_read_and_counted(
 
 
 def test_the_report_names_the_files_in_the_order_read(tmp_path: Path) -> None:
-    from bookend_rag.lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.experiments.runspec import RunSpec
 
     for name, first in (("r.jsonl.1", 0), ("r.jsonl", 2), ("r.jsonl.10", 4), ("s.jsonl", 6)):
         _write(tmp_path / name, _records(2, 3, first=first))
@@ -208,9 +208,9 @@ def test_the_dry_run_states_the_answers_apart_from_the_budgeted_scoring(
 def test_the_dry_run_bounds_the_answers_a_run_may_read_on_to(
     saved_model: Path, tmp_path: Path
 ) -> None:
-    from bookend_rag.lab.experiments.runspec import RunSpec
-    from bookend_rag.lab.experiments.tune import tune
-    from bookend_rag.lab.models.backends import ScorerSpec
+    from bookend_rag_lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.experiments.tune import tune
+    from bookend_rag_lab.models.backends import ScorerSpec
 
     path = _write(tmp_path / "r.jsonl", _records(12, 4))
     run = RunSpec(retrievals=path, n_items=5)

@@ -15,8 +15,8 @@ import pytest
 from scipy.stats import spearmanr
 
 import bookend_rag
-from bookend_rag.lab import deps
-from bookend_rag.lab.cli import register
+from bookend_rag_lab import deps
+from bookend_rag_lab.cli import register
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -26,7 +26,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_cli_module_imports_without_torch() -> None:
-    code = "import sys, bookend_rag.lab.cli; print('torch' in sys.modules)"
+    code = "import sys, bookend_rag_lab.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

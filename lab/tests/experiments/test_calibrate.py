@@ -11,12 +11,12 @@ import pytest
 import torch
 
 import bookend_rag
-from bookend_rag.lab import deps
-from bookend_rag.lab.experiments.calibrate import measure_outcomes
-from bookend_rag.lab.fitting.slots import slot_profile, summarise
-from bookend_rag.lab.items.lookup import lookup_items
-from bookend_rag.lab.models import LocalScorer
-from bookend_rag.lab.stats import wilson_interval
+from bookend_rag_lab import deps
+from bookend_rag_lab.experiments.calibrate import measure_outcomes
+from bookend_rag_lab.fitting.slots import slot_profile, summarise
+from bookend_rag_lab.items.lookup import lookup_items
+from bookend_rag_lab.models import LocalScorer
+from bookend_rag_lab.stats import wilson_interval
 
 
 @pytest.fixture

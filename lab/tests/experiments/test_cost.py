@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.experiments.budget import Budget, Cost, request_tokens
-from bookend_rag.lab.experiments.cost import Estimate, estimate
-from bookend_rag.lab.models.cache import CallCache
-from bookend_rag.lab.models.scorer import ChatPrompt, Continuations, Prompt, answer_text
+from bookend_rag_lab.experiments.budget import Budget, Cost, request_tokens
+from bookend_rag_lab.experiments.cost import Estimate, estimate
+from bookend_rag_lab.models.cache import CallCache
+from bookend_rag_lab.models.scorer import ChatPrompt, Continuations, Prompt, answer_text
 
 
 class _Words:
@@ -70,9 +70,9 @@ def test_the_token_budget_stops_work_and_its_shares_spend_from_one_meter() -> No
 
 
 def test_dry_runs_call_no_model(tmp_path: Path) -> None:
-    from bookend_rag.lab.experiments.evaluate import evaluate
-    from bookend_rag.lab.experiments.runspec import RunSpec
-    from bookend_rag.lab.experiments.tune import tune
+    from bookend_rag_lab.experiments.evaluate import evaluate
+    from bookend_rag_lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.experiments.tune import tune
 
     items = tmp_path / "items.jsonl"
     rows = [

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bookend_rag.lab.decision import Race, compare, decide
+from bookend_rag_lab.decision import Race, compare, decide
 
 
 def _planted(n: int, effects: dict[str, float], seed: int = 0) -> dict[str, np.ndarray]:
@@ -123,7 +123,7 @@ def test_bad_arguments_are_one_line_errors(call: object, needle: str) -> None:
 
 
 def test_a_kept_default_behind_the_users_current_order_gives_way_to_it() -> None:
-    from bookend_rag.lab.decision import hold_to_current
+    from bookend_rag_lab.decision import hold_to_current
 
     rng = np.random.default_rng(7)
     current = rng.uniform(0.4, 0.6, 40)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import bookend_rag
-from bookend_rag.lab.experiments.setup import default_model
-from bookend_rag.lab.models import load_scorer
-from bookend_rag.lab.reorderers import DEFAULT, THEORY, eval_strategies
+from bookend_rag_lab.experiments.setup import default_model
+from bookend_rag_lab.models import load_scorer
+from bookend_rag_lab.reorderers import DEFAULT, THEORY, eval_strategies
 
 
 def test_weights_named_for_a_measured_model_default_to_its_measured_profile(

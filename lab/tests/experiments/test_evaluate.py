@@ -13,11 +13,11 @@ import transformers
 
 import bookend_rag
 from bookend_rag.cli import main
-from bookend_rag.lab.experiments.evaluate import EvalResult, evaluate
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.models import CallCache, LocalScorer
-from bookend_rag.lab.report.evaluation import REPORT_VERSION
+from bookend_rag_lab.experiments.evaluate import EvalResult, evaluate
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.models import CallCache, LocalScorer
+from bookend_rag_lab.report.evaluation import REPORT_VERSION
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 

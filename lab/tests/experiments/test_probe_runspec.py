@@ -8,16 +8,16 @@ from collections.abc import Sequence
 
 import pytest
 
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.items.self_answer import ANSWER_TOKENS
-from bookend_rag.lab.models.scorer import (
+from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.items.self_answer import ANSWER_TOKENS
+from bookend_rag_lab.models.scorer import (
     CHAT_GENERATION,
     CHAT_LOGPROBS,
     IN_PROCESS,
     Capabilities,
     Prompt,
 )
-from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
 
 
 class _Counting:

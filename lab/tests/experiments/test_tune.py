@@ -23,32 +23,32 @@ import pytest
 
 import bookend_rag
 from bookend_rag.cli import main
-from bookend_rag.lab.experiments.budget import Budget
-from bookend_rag.lab.experiments.calibrate import measure_outcomes
-from bookend_rag.lab.experiments.candidates import (
+from bookend_rag_lab.experiments.budget import Budget
+from bookend_rag_lab.experiments.calibrate import measure_outcomes
+from bookend_rag_lab.experiments.candidates import (
     FITTED,
     Candidates,
     fixed_candidates,
     langchain_table,
 )
-from bookend_rag.lab.experiments.folds import Folds
-from bookend_rag.lab.experiments.judging import Judging
-from bookend_rag.lab.experiments.measured_slots import (
+from bookend_rag_lab.experiments.folds import Folds
+from bookend_rag_lab.experiments.judging import Judging
+from bookend_rag_lab.experiments.measured_slots import (
     NO_FILLER,
     SlotMeasurement,
     measure_slots,
     slot_blocks,
 )
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.experiments.trials import Ranked
-from bookend_rag.lab.experiments.tune import tune
-from bookend_rag.lab.fitting.outcomes import SlotOutcome, slot_outcome
-from bookend_rag.lab.frameworks import haystack_order, langchain_order, llama_index_order
-from bookend_rag.lab.items.item import Item, items_sha256, load_jsonl
-from bookend_rag.lab.metrics import metric_names
-from bookend_rag.lab.models import CallCache, Continuations, ScorerSpec
-from bookend_rag.lab.reorderers import bookend_strategy
-from bookend_rag.lab.report.tuning import tuned_config
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.experiments.trials import Ranked
+from bookend_rag_lab.experiments.tune import tune
+from bookend_rag_lab.fitting.outcomes import SlotOutcome, slot_outcome
+from bookend_rag_lab.frameworks import haystack_order, langchain_order, llama_index_order
+from bookend_rag_lab.items.item import Item, items_sha256, load_jsonl
+from bookend_rag_lab.metrics import metric_names
+from bookend_rag_lab.models import CallCache, Continuations, ScorerSpec
+from bookend_rag_lab.reorderers import bookend_strategy
+from bookend_rag_lab.report.tuning import tuned_config
 
 #: The theory of SmolLM2 (its name alone gives SmolLM2's measured profile): relevance first.
 THEORY = bookend_rag.ModelSpec.preset("smollm2-135m")
@@ -661,8 +661,8 @@ def test_bookend_tune_is_the_lab_function_loaded_on_first_use() -> None:
     # `import bookend_rag` loads no lab module; the attribute loads the lab's tune, not torch.
     code = (
         "import sys, bookend_rag; "
-        "before = any(m.startswith('bookend_rag.lab') for m in sys.modules); "
-        "bookend_rag.tune; print(before, 'bookend_rag.lab.experiments.tune' in sys.modules, "
+        "before = any(m.startswith('bookend_rag_lab') for m in sys.modules); "
+        "bookend_rag.tune; print(before, 'bookend_rag_lab.experiments.tune' in sys.modules, "
         "'torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from bookend_rag import FittedProfile, TabulatedProfile
-from bookend_rag.lab.fitting.holdout import heldback_report, heldback_summary
-from bookend_rag.lab.fitting.outcomes import SlotOutcome, outcomes_from_json, outcomes_to_json
-from bookend_rag.lab.fitting.profile import fit_outcomes, fit_position_profile, log_influence
-from bookend_rag.lab.fitting.slots import slot_profile, summarise
+from bookend_rag_lab.fitting.holdout import heldback_report, heldback_summary
+from bookend_rag_lab.fitting.outcomes import SlotOutcome, outcomes_from_json, outcomes_to_json
+from bookend_rag_lab.fitting.profile import fit_outcomes, fit_position_profile, log_influence
+from bookend_rag_lab.fitting.slots import slot_profile, summarise
 
 TRUE = FittedProfile(
     lam=2.0, tau_tokens=60.0, recency_mass=0.35, floor_mass=0.05, reference_tokens=400.0

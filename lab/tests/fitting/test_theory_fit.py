@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from bookend_rag import ModelSpec
-from bookend_rag.lab.fitting.theory_fit import (
+from bookend_rag.theory import recency_delta
+from bookend_rag_lab.fitting.theory_fit import (
     compare,
     fit_depth_share,
     fit_poisson,
     poisson_cdf,
     theory_bins,
 )
-from bookend_rag.theory import recency_delta
 
 
 def _profile(n: int, depth: float, share: float) -> np.ndarray:
@@ -78,7 +78,7 @@ def test_poisson_cdf_rejects_bad_lambda() -> None:
 
 
 def test_log_binned_means_cover_every_position() -> None:
-    from bookend_rag.lab.fitting.theory_fit import log_binned
+    from bookend_rag_lab.fitting.theory_fit import log_binned
 
     v = np.arange(1.0, 512.0)
     binned = log_binned(v)

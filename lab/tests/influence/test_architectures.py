@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bookend_rag import available_presets
-from bookend_rag.lab.influence.architectures import build_config, nominal_spec, shrink_width
+from bookend_rag_lab.influence.architectures import build_config, nominal_spec, shrink_width
 
 
 def test_presets_carry_published_dimensions() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from bookend_rag.lab.influence.architectures import random_model
-from bookend_rag.lab.influence.attn_share import AttentionShareRecorder
-from bookend_rag.lab.influence.jacobian import hutchinson_sq_norms, measure_influence
+from bookend_rag_lab.influence.architectures import random_model
+from bookend_rag_lab.influence.attn_share import AttentionShareRecorder
+from bookend_rag_lab.influence.jacobian import hutchinson_sq_norms, measure_influence
 
 
 def _exact_blocks(model: torch.nn.Module, embeds: torch.Tensor) -> torch.Tensor:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from bookend_rag.lab.influence.architectures import random_model
-from bookend_rag.lab.influence.rope import RopeOff, rotary_modules
+from bookend_rag_lab.influence.architectures import random_model
+from bookend_rag_lab.influence.rope import RopeOff, rotary_modules
 
 
 def _final_state(model: torch.nn.Module, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import bookend_rag
-from bookend_rag.lab.influence.runner import measure_trained, measured_profile
-from bookend_rag.lab.influence.text import bundled_text, hashed_word_ids, token_windows
-from bookend_rag.lab.models.local import load_trained
+from bookend_rag_lab.influence.runner import measure_trained, measured_profile
+from bookend_rag_lab.influence.text import bundled_text, hashed_word_ids, token_windows
+from bookend_rag_lab.models.local import load_trained
 
 
 def test_saved_model_loads_and_measures_a_usable_profile(saved_model: Path, tmp_path: Path) -> None:

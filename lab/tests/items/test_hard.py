@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from bookend_rag.lab.items.families import SPLIT_OFFSETS, item_id
-from bookend_rag.lab.items.hard import MAX_TOKENS, MIN_TOKENS, hard_items
-from bookend_rag.lab.items.lookup import lookup_items
-from bookend_rag.lab.retrieval import bm25_scores, rank
+from bookend_rag_lab.items.families import SPLIT_OFFSETS, item_id
+from bookend_rag_lab.items.hard import MAX_TOKENS, MIN_TOKENS, hard_items
+from bookend_rag_lab.items.lookup import lookup_items
+from bookend_rag_lab.retrieval import bm25_scores, rank
 
 
 def test_hard_items_defeat_bm25_most_of_the_time() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.items.item import Item, load_jsonl
+from bookend_rag_lab.items.item import Item, load_jsonl
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 

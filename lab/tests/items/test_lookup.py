@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookend_rag.lab.items.families import FAMILIES, SPLIT_OFFSETS, item_id
-from bookend_rag.lab.items.lookup import lookup_items
+from bookend_rag_lab.items.families import FAMILIES, SPLIT_OFFSETS, item_id
+from bookend_rag_lab.items.lookup import lookup_items
 
 
 def test_same_seed_same_items_and_different_seed_differs() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.items.answers import normalize_answer
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.nq import NQ_SPLITS, load_records, nq_items, split_of
+from bookend_rag_lab.items.answers import normalize_answer
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.nq import NQ_SPLITS, load_records, nq_items, split_of
 
 TOPICS = (
     "river castle violin harbour glacier orchard lantern meadow falcon quarry beacon tundra "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bookend_rag.lab.items.pool import SPLIT_SHARES, check_request, in_turn, mine_item
+from bookend_rag_lab.items.pool import SPLIT_SHARES, check_request, in_turn, mine_item
 
 #: A gold passage (0) and five others: 1 names the answer; 3's first offer repeats 2's after
 #: normalisation, so it offers its second; both of 4's repeat a candidate taken above it.

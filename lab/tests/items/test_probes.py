@@ -17,8 +17,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import (
+from bookend_rag.retrievals import RecordedDocument, RetrievalRecord, read_retrievals
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.probes import (
     CODE_WORDS,
     MAX_DOCUMENTS,
     MAX_WORDS,
@@ -28,14 +29,13 @@ from bookend_rag.lab.items.probes import (
     probe_items,
     statement,
 )
-from bookend_rag.lab.items.template import (
+from bookend_rag_lab.items.template import (
     BOOKEND_PROMPT,
     JinjaTemplate,
     PromptTemplate,
     flat_text,
 )
-from bookend_rag.lab.models.scorer import answer_text
-from bookend_rag.retrievals import RecordedDocument, RetrievalRecord, read_retrievals
+from bookend_rag_lab.models.scorer import answer_text
 
 _QUESTION = re.compile(r'that (begins|contains) "(.*)"\? Answer with the code alone\.$', re.S)
 

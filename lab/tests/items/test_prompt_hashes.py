@@ -13,10 +13,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.items.item import Item, load_jsonl
-from bookend_rag.lab.items.lookup import lookup_items
-from bookend_rag.lab.items.nq import nq_items
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.items.item import Item, load_jsonl
+from bookend_rag_lab.items.lookup import lookup_items
+from bookend_rag_lab.items.nq import nq_items
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookend_rag.lab.items.pool import bucket
-from bookend_rag.lab.items.records import (
+from bookend_rag_lab.items.pool import bucket
+from bookend_rag_lab.items.records import (
     MIN_GROUP,
     RECORD_SPLITS,
     record_groups,

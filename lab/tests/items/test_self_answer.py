@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend_rag.lab.items.answers import answer_key
-from bookend_rag.lab.items.probes import PROBE_FAMILY, SKIP_REASONS, retriever_scores
-from bookend_rag.lab.items.self_answer import (
+from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+from bookend_rag_lab.items.answers import answer_key
+from bookend_rag_lab.items.probes import PROBE_FAMILY, SKIP_REASONS, retriever_scores
+from bookend_rag_lab.items.self_answer import (
     answer_prompts,
     self_answer_items,
     short_answer,
 )
-from bookend_rag.lab.items.template import BOOKEND_PROMPT
-from bookend_rag.lab.models.scorer import Prompt
-from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+from bookend_rag_lab.items.template import BOOKEND_PROMPT
+from bookend_rag_lab.models.scorer import Prompt
 
 
 def _record(

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bookend_rag.lab.items import squad
-from bookend_rag.lab.items.answers import normalize_answer
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import SPLIT_SHARES, score_matrix
-from bookend_rag.lab.items.squad import load_paragraphs, split_of, squad_items
+from bookend_rag_lab.items import squad
+from bookend_rag_lab.items.answers import normalize_answer
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.pool import SPLIT_SHARES, score_matrix
+from bookend_rag_lab.items.squad import load_paragraphs, split_of, squad_items
 
 try:
     import tomllib
@@ -181,15 +181,15 @@ def test_the_bundled_file_gives_enough_sound_items_with_bm25() -> None:
 
 
 def test_the_data_ships_with_its_readme_and_licence() -> None:
-    data = resources.files("bookend_rag.lab").joinpath("data")
+    data = resources.files("bookend_rag_lab").joinpath("data")
     readme = data.joinpath("SQUAD-README.md").read_text(encoding="utf-8")
     licence = data.joinpath("SQUAD-LICENSE").read_text(encoding="utf-8")
     assert "e2b92bf2c37efe3d7349a1d3518aa67d5619c09a" in readme
     assert "CC BY-SA 4.0" in readme
     assert "Attribution-ShareAlike 4.0" in licence
     # The wheel takes what pyproject's package data names: the data file and both texts.
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["bookend_rag"]
+    pyproject = tomllib.loads((ROOT / "lab" / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["bookend_rag_lab"]
     for name in ("squad2-dev-paragraphs.jsonl.gz", "SQUAD-README.md", "SQUAD-LICENSE"):
         assert data.joinpath(name).is_file()
-        assert any(fnmatch.fnmatch(f"lab/data/{name}", p) for p in patterns), name
+        assert any(fnmatch.fnmatch(f"data/{name}", p) for p in patterns), name

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.items.item import load_jsonl
-from bookend_rag.lab.items.lookup import lookup_items
-from bookend_rag.lab.items.suites import SUITES, load_items, suite_items
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.items.item import load_jsonl
+from bookend_rag_lab.items.lookup import lookup_items
+from bookend_rag_lab.items.suites import SUITES, load_items, suite_items
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 

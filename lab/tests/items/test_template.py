@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bookend_rag
-from bookend_rag.lab.experiments.setup import templated, warn_on_other_models
-from bookend_rag.lab.items.item import Item, items_sha256
-from bookend_rag.lab.items.template import (
+from bookend_rag_lab.experiments.setup import templated, warn_on_other_models
+from bookend_rag_lab.items.item import Item, items_sha256
+from bookend_rag_lab.items.template import (
     BOOKEND_PROMPT,
     JinjaTemplate,
     flat_text,
@@ -23,7 +23,7 @@ from bookend_rag.lab.items.template import (
     render_prompt,
     template_of,
 )
-from bookend_rag.lab.models.scorer import ChatPrompt, answer_text
+from bookend_rag_lab.models.scorer import ChatPrompt, answer_text
 
 DOCS = ["Paris is in France.", "Rome is in Italy.", "Bern is in Switzerland."]
 QUESTION = "Where is Rome?"

@@ -28,9 +28,9 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bookend_rag.lab.models import LocalScorer, load_scorer
-from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer
-from bookend_rag.lab.models.weights import smollm2_gguf
+from bookend_rag_lab.models import LocalScorer, load_scorer
+from bookend_rag_lab.models.llama_server import LlamaCppServer, LlamaServer
+from bookend_rag_lab.models.weights import smollm2_gguf
 
 #: The served name: an instruct variant's name, which bookend resolves to the smollm2-135m preset
 #: (the tests' ``SERVED``).

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from bookend_rag.lab.cli.endpoint import scorer_spec
-from bookend_rag.lab.experiments.evaluate import evaluate
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.models.backends import BACKENDS, Backend, ScorerSpec, register
-from bookend_rag.lab.models.cache import CallCache
-from bookend_rag.lab.models.scorer import Capabilities, Continuations, Prompt
+from bookend_rag_lab.cli.endpoint import scorer_spec
+from bookend_rag_lab.experiments.evaluate import evaluate
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.models.backends import BACKENDS, Backend, ScorerSpec, register
+from bookend_rag_lab.models.cache import CallCache
+from bookend_rag_lab.models.scorer import Capabilities, Continuations, Prompt
 
 
 class _Toy:

@@ -21,16 +21,16 @@ import numpy as np
 import pytest
 
 from bookend_rag.cli import main
-from bookend_rag.lab.cli.endpoint import served_theory
-from bookend_rag.lab.experiments.calibrate import measure_outcomes
-from bookend_rag.lab.experiments.evaluate import evaluate
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.items.lookup import lookup_items
-from bookend_rag.lab.models import CallCache, LocalScorer
-from bookend_rag.lab.models.endpoint import EndpointError, EndpointScorer
-from bookend_rag.lab.models.llama_server import LlamaServer
-from bookend_rag.lab.models.weights import smollm2_gguf
+from bookend_rag_lab.cli.endpoint import served_theory
+from bookend_rag_lab.experiments.calibrate import measure_outcomes
+from bookend_rag_lab.experiments.evaluate import evaluate
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.items.lookup import lookup_items
+from bookend_rag_lab.models import CallCache, LocalScorer
+from bookend_rag_lab.models.endpoint import EndpointError, EndpointScorer
+from bookend_rag_lab.models.llama_server import LlamaServer
+from bookend_rag_lab.models.weights import smollm2_gguf
 
 #: Engines differ: llama.cpp runs the Q4_1 weights with 8-bit activations and an f16 key-value
 #: cache, transformers de-quantises them to float32. Measured on the 80 prompts of

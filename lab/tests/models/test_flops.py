@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
-from bookend_rag.lab.models import flops
-from bookend_rag.lab.models.flops import ModelShape, call_flops
+from bookend_rag_lab.models import flops
+from bookend_rag_lab.models.flops import ModelShape, call_flops
 
 
 @given(

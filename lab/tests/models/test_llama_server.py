@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.models import llama_server
-from bookend_rag.lab.models.llama_server import LlamaCppServer, llama_server_binary
+from bookend_rag_lab.models import llama_server
+from bookend_rag_lab.models.llama_server import LlamaCppServer, llama_server_binary
 
 
 def _installed(monkeypatch: pytest.MonkeyPatch, site: Path, record: list[str]) -> None:

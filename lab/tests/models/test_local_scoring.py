@@ -9,8 +9,8 @@ import pytest
 import torch
 import transformers
 
-from bookend_rag.lab.models import local as scoring
-from bookend_rag.lab.models.scorer import first_line, generate
+from bookend_rag_lab.models import local as scoring
+from bookend_rag_lab.models.scorer import first_line, generate
 
 PROMPT = "Documents: the code of Lumen is 4411; Onyx moved to Oslo. Question: where? Answer:"
 CONTINUATIONS = ["Oslo", "4411", "O", "Lumen North", "a much longer answer, with commas"]

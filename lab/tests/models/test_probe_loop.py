@@ -16,9 +16,9 @@ from langchain_core.documents import Document
 
 import bookend_rag
 from bookend_rag.cli import main
-from bookend_rag.lab.models.llama_server import LlamaCppServer
 from bookend_rag.recorder import RetrievalRecorder
 from bookend_rag.retrievals import read_retrievals
+from bookend_rag_lab.models.llama_server import LlamaCppServer
 
 from .conftest import SERVED
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from bookend_rag.lab.experiments.evaluate import evaluate
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.items.template import JinjaTemplate
-from bookend_rag.lab.models import LocalScorer
-from bookend_rag.lab.models import local as scoring
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+from bookend_rag_lab.experiments.evaluate import evaluate
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.items.template import JinjaTemplate
+from bookend_rag_lab.models import LocalScorer
+from bookend_rag_lab.models import local as scoring
 
 _CHAT = JinjaTemplate(
     [("user", "{% for d in documents %}{{ d }}\n\n{% endfor %}{{ question }}")], name="chat"

@@ -39,20 +39,20 @@ import httpx
 import numpy as np
 import pytest
 
-from bookend_rag.lab.cli.endpoint import scorer_spec
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.metrics import candidate_probabilities, item_metrics
-from bookend_rag.lab.models import LocalScorer
-from bookend_rag.lab.models.backends import scorer_for
-from bookend_rag.lab.models.chat import (
+from bookend_rag_lab.cli.endpoint import scorer_spec
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.metrics import candidate_probabilities, item_metrics
+from bookend_rag_lab.models import LocalScorer
+from bookend_rag_lab.models.backends import scorer_for
+from bookend_rag_lab.models.chat import (
     CHAT_CONTINUATION,
     CHAT_FIRST_TOKEN,
     ChatEndpointScorer,
     GenerationScorer,
 )
-from bookend_rag.lab.models.endpoint import EndpointScorer, top_logprobs
-from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer
-from bookend_rag.lab.models.scorer import ChatPrompt, first_line, generate
+from bookend_rag_lab.models.endpoint import EndpointScorer, top_logprobs
+from bookend_rag_lab.models.llama_server import LlamaCppServer, LlamaServer
+from bookend_rag_lab.models.scorer import ChatPrompt, first_line, generate
 
 #: The served name (conftest's servers' alias).
 SERVED = "SmolLM2-135M-Instruct"
@@ -122,7 +122,7 @@ def _prompts(n_items: int, k: int, seed: int) -> list[tuple[str, tuple[str, ...]
 @pytest.fixture(scope="module")
 def rendered(smollm2: LocalScorer) -> Callable[[ChatPrompt], str]:
     """The chat as transformers' ``apply_chat_template`` renders it (with the generation prompt)."""
-    from bookend_rag.lab.models.local import chat_text
+    from bookend_rag_lab.models.local import chat_text
 
     return lambda prompt: chat_text(smollm2.model.tokenizer, prompt)
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from bookend_rag.cli import main
-from bookend_rag.lab.items.template import load_template
-from bookend_rag.lab.models.chat import CHAT_CONTINUATION, CHAT_FIRST_TOKEN
-from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer
+from bookend_rag_lab.items.template import load_template
+from bookend_rag_lab.models.chat import CHAT_CONTINUATION, CHAT_FIRST_TOKEN
+from bookend_rag_lab.models.llama_server import LlamaCppServer, LlamaServer
 
 from .conftest import SERVED
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.models import LocalScorer, load_scorer, local, weights
+from bookend_rag_lab.models import LocalScorer, load_scorer, local, weights
 
 
 def test_bad_device_dtype_and_path_name_the_parameter(tmp_path: Path) -> None:

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from bookend_rag.lab.reorderers import best_slot_order, random_orders
-from bookend_rag.lab.report.evaluation import REPORT_VERSION, build_report, markdown
+from bookend_rag_lab.reorderers import best_slot_order, random_orders
+from bookend_rag_lab.report.evaluation import REPORT_VERSION, build_report, markdown
 
 
 def test_random_orders_are_seeded_permutations() -> None:

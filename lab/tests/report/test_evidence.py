@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookend_rag.lab.report.evidence import SHOWN, against_current, strongest
-from bookend_rag.lab.report.figures import order_effects, position_influence
+from bookend_rag_lab.report.evidence import SHOWN, against_current, strongest
+from bookend_rag_lab.report.figures import order_effects, position_influence
 
 COLUMNS = ("retrieval", "bookend-theory", "bookend-view", "langchain", "llamaindex", "haystack")
 

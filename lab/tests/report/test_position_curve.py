@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookend_rag.lab.report.figures import MIN_CURVE_N, curve_is_measured, position_curve
+from bookend_rag_lab.report.figures import MIN_CURVE_N, curve_is_measured, position_curve
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ the situation in which label-free tuning was measured behind the labelled decisi
 
 import pytest
 
-from bookend_rag.lab.report.source import PROBE_MEASURED, probe_caution
+from bookend_rag_lab.report.source import PROBE_MEASURED, probe_caution
 
 SOURCE = {"kind": "probes", "retrievals": "r.jsonl", "summary": "", "used": 1}
 PROBES = {"source": SOURCE | {"design": "codes"}}

@@ -1,5 +1,5 @@
 """The ``bookend calibrate`` subcommand: parse, then call
-:func:`~bookend_rag.lab.experiments.calibrate.calibrate`.
+:func:`~bookend_rag_lab.experiments.calibrate.calibrate`.
 
 Imports without torch; a missing ``bookend-rag[lab]`` extra ends the command with one line and
 exit code 2, as do bad arguments.
@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bookend_rag.lab.cli.common import (
+from bookend_rag_lab.cli.common import (
     add_template_option,
     check_outputs,
     check_profiles,
@@ -27,9 +27,9 @@ from bookend_rag.lab.cli.common import (
     say,
     set_threads,
 )
-from bookend_rag.lab.cli.endpoint import add_endpoint_options, scorer_spec
-from bookend_rag.lab.cli.runs import run_spec
-from bookend_rag.lab.items.lookup import DEFAULT_FILLER
+from bookend_rag_lab.cli.endpoint import add_endpoint_options, scorer_spec
+from bookend_rag_lab.cli.runs import run_spec
+from bookend_rag_lab.items.lookup import DEFAULT_FILLER
 
 __all__ = ["register"]
 
@@ -99,7 +99,7 @@ def register(subparsers: Any) -> None:
         "--target",
         choices=("correct", "candidate_prob"),
         default="correct",
-        help="what the fit's likelihood scores (see bookend_rag.lab.fitting.profile)",
+        help="what the fit's likelihood scores (see bookend_rag_lab.fitting.profile)",
     )
     p.add_argument("--holdout-docs", type=int, nargs="+", default=[], metavar="K")
     p.add_argument("--holdout-filler", type=filler_range, nargs="+", default=[], metavar="LO-HI")
@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     check_profiles("--compare", args.compare)
     settings = {} if args.weights is None else {"threads": set_threads(args.threads)}
-    from bookend_rag.lab.experiments.calibrate import calibrate
+    from bookend_rag_lab.experiments.calibrate import calibrate
 
     calibrate(
         args.out,

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from bookend_rag.lab import deps
+from bookend_rag_lab import deps
 
 __all__ = [
     "add_template_option",
@@ -59,7 +59,7 @@ def load_template_option(args: argparse.Namespace) -> None:
     malformed template ends the command at once (``ValueError`` naming the option)."""
     if args.template is None:
         return
-    from bookend_rag.lab.items.template import load_template
+    from bookend_rag_lab.items.template import load_template
 
     try:
         args.template = load_template(args.template)

@@ -1,13 +1,13 @@
 """The ``--endpoint`` options that ``bookend eval``, ``tune`` and ``calibrate`` share, and the
 model they and ``--weights`` name (:func:`scorer_spec`, a backend of
-:mod:`~bookend_rag.lab.models.backends`):
+:mod:`~bookend_rag_lab.models.backends`):
 
 - ``--weights`` (or neither): local weights in-process (``local``);
-- ``--endpoint``: :class:`~bookend_rag.lab.models.endpoint.EndpointScorer` (``completions``:
+- ``--endpoint``: :class:`~bookend_rag_lab.models.endpoint.EndpointScorer` (``completions``:
   completion text through ``/v1/completions``, next-token log-probabilities);
-- ``--chat``: :class:`~bookend_rag.lab.models.chat.ChatEndpointScorer` (``chat``: chat prompts
+- ``--chat``: :class:`~bookend_rag_lab.models.chat.ChatEndpointScorer` (``chat``: chat prompts
   through ``/v1/chat/completions`` with log-probabilities);
-- ``--no-logprobs`` (implies ``--chat``): :class:`~bookend_rag.lab.models.chat.GenerationScorer`
+- ``--no-logprobs`` (implies ``--chat``): :class:`~bookend_rag_lab.models.chat.GenerationScorer`
   (``generation``: generated answers, matched against the gold one: accuracy only), for APIs
   without log-probabilities.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bookend_rag.lab.models.backends import BACKENDS, ScorerSpec
+from bookend_rag_lab.models.backends import BACKENDS, ScorerSpec
 
 __all__ = ["add_endpoint_options", "scorer_spec", "served_theory"]
 
@@ -81,7 +81,7 @@ def add_endpoint_options(parser: Any) -> None:
 
 def scorer_spec(args: argparse.Namespace) -> ScorerSpec:
     """The model the arguments name: the first backend of
-    :data:`~bookend_rag.lab.models.backends.BACKENDS` they choose, with the options it reads from
+    :data:`~bookend_rag_lab.models.backends.BACKENDS` they choose, with the options it reads from
     them, and ``--weights``, ``--device``, ``--dtype`` and ``--cache`` where the command has them
     (``calibrate`` has no ``--device``, ``--dtype`` or ``--cache``: the spec's defaults).
 

@@ -7,7 +7,7 @@ Examples::
     bookend eval --weights ./my-model --items-file my_items.jsonl --out eval-out
     bookend eval --endpoint http://127.0.0.1:8000/v1 --served-model Qwen/Qwen2.5-7B-Instruct --quick
 
-Parses, then calls :func:`~bookend_rag.lab.experiments.evaluate.evaluate`. Imports without torch; a
+Parses, then calls :func:`~bookend_rag_lab.experiments.evaluate.evaluate`. Imports without torch; a
 missing ``bookend-rag[lab]`` extra ends the command with one line and exit code 2, as do bad
 arguments.
 """
@@ -20,14 +20,14 @@ from collections.abc import Collection
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab.cli.common import (
+from bookend_rag_lab.cli.common import (
     check_profiles,
     guarded,
     load_template_option,
     set_threads,
 )
-from bookend_rag.lab.cli.endpoint import scorer_spec
-from bookend_rag.lab.cli.runs import (
+from bookend_rag_lab.cli.endpoint import scorer_spec
+from bookend_rag_lab.cli.runs import (
     DOCS,
     ITEMS,
     add_run_arguments,
@@ -36,7 +36,7 @@ from bookend_rag.lab.cli.runs import (
     run_options,
     run_spec,
 )
-from bookend_rag.lab.experiments.reuse import not_a_report
+from bookend_rag_lab.experiments.reuse import not_a_report
 
 __all__ = ["QUICK", "register"]
 
@@ -121,7 +121,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise not_a_report(args.reuse, "no file")
     check_profiles("--profile", [p for p in profiles.values() if isinstance(p, str)])
     set_threads(args.threads)
-    from bookend_rag.lab.experiments.evaluate import evaluate
+    from bookend_rag_lab.experiments.evaluate import evaluate
 
     k, n_items = args.docs or sizes["docs"], args.items or sizes["items"]
     scorer = scorer_spec(args)

@@ -1,7 +1,7 @@
 """What the run commands share: ``bookend eval`` and ``bookend tune`` score orders of items on a
 model, so they take the same model, items and output arguments, check them alike and pass them on
 alike; with ``bookend calibrate``, they name their items alike (:func:`run_spec`). The model is
-local ``--weights`` or a served one (``--endpoint``, :mod:`bookend_rag.lab.cli.endpoint`).
+local ``--weights`` or a served one (``--endpoint``, :mod:`bookend_rag_lab.cli.endpoint`).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bookend_rag.lab.cli.common import add_template_option
-from bookend_rag.lab.cli.endpoint import add_endpoint_options, served_theory
-from bookend_rag.lab.items.suites import SUITES
-from bookend_rag.lab.models.backends import ScorerSpec
-from bookend_rag.lab.reorderers import CURRENT_ORDERS
+from bookend_rag_lab.cli.common import add_template_option
+from bookend_rag_lab.cli.endpoint import add_endpoint_options, served_theory
+from bookend_rag_lab.items.suites import SUITES
+from bookend_rag_lab.models.backends import ScorerSpec
+from bookend_rag_lab.reorderers import CURRENT_ORDERS
 
 if TYPE_CHECKING:  # the experiments import SciPy's statistics: `bookend` starts without them
-    from bookend_rag.lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.experiments.runspec import RunSpec
 
 __all__ = [
     "DOCS",
@@ -139,7 +139,7 @@ def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: in
     them, but probes from ``--retrievals`` number ``--items`` or all; ``calibrate`` has no
     ``--items-file``, ``--retrievals`` or ``--retriever``, and ``tune`` no ``--families``: the
     run's defaults)."""
-    from bookend_rag.lab.experiments.runspec import RunSpec
+    from bookend_rag_lab.experiments.runspec import RunSpec
 
     retrievals = getattr(args, "retrievals", None)
     probes = retrievals is not None and getattr(args, "items_file", None) is None
@@ -159,8 +159,8 @@ def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: in
 
 
 def run_options(args: argparse.Namespace, scorer: ScorerSpec) -> dict[str, Any]:
-    """The keyword arguments of :func:`~bookend_rag.lab.experiments.evaluate.evaluate` and
-    :func:`~bookend_rag.lab.experiments.tune.tune` that :func:`add_run_arguments` parsed beside
+    """The keyword arguments of :func:`~bookend_rag_lab.experiments.evaluate.evaluate` and
+    :func:`~bookend_rag_lab.experiments.tune.tune` that :func:`add_run_arguments` parsed beside
     the run and the model: the theory (with a served model and no ``--theory``, the preset
     ``--served-model`` names), the user's order, the dry run and the output; status lines go to
     stderr."""

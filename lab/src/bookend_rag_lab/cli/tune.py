@@ -7,7 +7,7 @@ Examples::
     bookend tune --endpoint http://127.0.0.1:8000/v1 --served-model NAME --items-file my_items.jsonl
     bookend tune --weights ./my-model --retrievals 'retrievals.jsonl*' --dry-run
 
-Parses, then calls :func:`~bookend_rag.lab.experiments.tune.tune`. Imports without torch; a missing
+Parses, then calls :func:`~bookend_rag_lab.experiments.tune.tune`. Imports without torch; a missing
 ``bookend-rag[lab]`` extra ends the command with one line and exit code 2, as do bad arguments.
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bookend_rag.lab.cli.common import guarded, load_template_option, set_threads
-from bookend_rag.lab.cli.endpoint import scorer_spec
-from bookend_rag.lab.cli.runs import (
+from bookend_rag_lab.cli.common import guarded, load_template_option, set_threads
+from bookend_rag_lab.cli.endpoint import scorer_spec
+from bookend_rag_lab.cli.runs import (
     DOCS,
     ITEMS,
     add_run_arguments,
@@ -74,7 +74,7 @@ def _tune(args: argparse.Namespace) -> int:
     load_template_option(args)
     check_counts(args, ("docs", "items", "threads", "max_tokens"))
     set_threads(args.threads)
-    from bookend_rag.lab.experiments.tune import tune
+    from bookend_rag_lab.experiments.tune import tune
 
     scorer = scorer_spec(args)
     result = tune(

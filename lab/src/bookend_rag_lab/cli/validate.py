@@ -1,5 +1,5 @@
 """The ``bookend validate`` subcommand: parse, then call
-:func:`~bookend_rag.lab.experiments.validate.validate_influence`.
+:func:`~bookend_rag_lab.experiments.validate.validate_influence`.
 
 Imports without torch; a missing ``bookend-rag[lab]`` extra ends the command with one line and
 exit code 2, as do bad arguments.
@@ -17,8 +17,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bookend_rag.lab.cli.common import guarded, say, set_threads
-from bookend_rag.lab.influence.architectures import DEFAULT_VOCAB_CAP
+from bookend_rag_lab.cli.common import guarded, say, set_threads
+from bookend_rag_lab.influence.architectures import DEFAULT_VOCAB_CAP
 
 __all__ = ["register"]
 
@@ -84,8 +84,8 @@ def _run(args: argparse.Namespace) -> int:
             "(bookend_rag.available_presets() lists the presets)"
         )
     threads = set_threads(args.threads)
-    from bookend_rag.lab.experiments.validate import validate_influence
-    from bookend_rag.lab.influence.text import bundled_text
+    from bookend_rag_lab.experiments.validate import validate_influence
+    from bookend_rag_lab.influence.text import bundled_text
 
     text = None
     if args.text is not None:

@@ -13,8 +13,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.scorer import Prompt, answer_text, prompt_text
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.models.scorer import Prompt, answer_text, prompt_text
 
 __all__ = ["Budget", "Cost", "request_tokens"]
 

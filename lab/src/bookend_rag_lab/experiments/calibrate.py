@@ -3,15 +3,15 @@
 Every item of a suite (default the plain ``lookup`` items) is rendered with its gold document in
 each slot ``s = 0..K-1`` in turn, for every K in ``docs`` and every filler range in ``filler`` (a
 *cell*), and each candidate answer is scored after the prompt (:func:`measure_outcomes`). Each
-(item, slot) becomes a :class:`~bookend_rag.lab.fitting.outcomes.SlotOutcome` with the gold
+(item, slot) becomes a :class:`~bookend_rag_lab.fitting.outcomes.SlotOutcome` with the gold
 document's token span inside the documents block
-(:func:`~bookend_rag.lab.fitting.outcomes.slot_outcome`).
+(:func:`~bookend_rag_lab.fitting.outcomes.slot_outcome`).
 
 Then, on the cells not held back: the slot table of the largest K
-(:func:`~bookend_rag.lab.fitting.slots.slot_profile`), the fitted profile
-(:func:`~bookend_rag.lab.fitting.profile.fit_outcomes`); on the held-back cells, the prediction
-check (:mod:`bookend_rag.lab.fitting.holdout`). A refit reads the outcomes of earlier reports
-instead of measuring. The report's fields: :mod:`bookend_rag.lab.report.calibration`.
+(:func:`~bookend_rag_lab.fitting.slots.slot_profile`), the fitted profile
+(:func:`~bookend_rag_lab.fitting.profile.fit_outcomes`); on the held-back cells, the prediction
+check (:mod:`bookend_rag_lab.fitting.holdout`). A refit reads the outcomes of earlier reports
+instead of measuring. The report's fields: :mod:`bookend_rag_lab.report.calibration`.
 """
 
 from __future__ import annotations
@@ -23,23 +23,23 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.experiments.setup import templated
-from bookend_rag.lab.fitting.holdout import heldback_report, heldback_summary
-from bookend_rag.lab.fitting.outcomes import SlotOutcome, outcomes_from_json, slot_outcome
-from bookend_rag.lab.fitting.profile import OutcomeFit, Target, fit_outcomes
-from bookend_rag.lab.fitting.slots import slot_profile, summarise
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.lookup import DEFAULT_FILLER
-from bookend_rag.lab.items.suites import SUITES, suite_items
-from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate, template_of
-from bookend_rag.lab.metrics import item_metrics
-from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
-from bookend_rag.lab.models.scorer import capabilities, endpoint_settings
-from bookend_rag.lab.progress import progress_bar
-from bookend_rag.lab.report.calibration import Cell, calibration_report, cell_line
-from bookend_rag.lab.report.figures import plot_heldback, plot_slots
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.experiments.setup import templated
+from bookend_rag_lab.fitting.holdout import heldback_report, heldback_summary
+from bookend_rag_lab.fitting.outcomes import SlotOutcome, outcomes_from_json, slot_outcome
+from bookend_rag_lab.fitting.profile import OutcomeFit, Target, fit_outcomes
+from bookend_rag_lab.fitting.slots import slot_profile, summarise
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.lookup import DEFAULT_FILLER
+from bookend_rag_lab.items.suites import SUITES, suite_items
+from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate, template_of
+from bookend_rag_lab.metrics import item_metrics
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag_lab.models.scorer import capabilities, endpoint_settings
+from bookend_rag_lab.progress import progress_bar
+from bookend_rag_lab.report.calibration import Cell, calibration_report, cell_line
+from bookend_rag_lab.report.figures import plot_heldback, plot_slots
 
 __all__ = ["CalibrationResult", "Cells", "calibrate", "load_outcomes", "measure_outcomes"]
 
@@ -49,7 +49,7 @@ class CalibrationResult:
     """What :func:`calibrate` returns.
 
     Attributes:
-        report: the JSON report (:mod:`bookend_rag.lab.report.calibration`).
+        report: the JSON report (:mod:`bookend_rag_lab.report.calibration`).
         table: the slot table of the largest fitted K.
         fit: the fitted profile and its likelihood.
         files: the files written.
@@ -86,23 +86,23 @@ def calibrate(
     it (``slots_out``, default ``<out stem>-slots.json``); see ``bookend calibrate --help``.
 
     Args:
-        run: the items measured (:class:`~bookend_rag.lab.experiments.runspec.RunSpec`, built-in
+        run: the items measured (:class:`~bookend_rag_lab.experiments.runspec.RunSpec`, built-in
             only: ``items`` and ``retrievers`` do not apply): ``n_items`` items of ``suite`` per K
             in ``docs`` and filler range in ``filler``, rendered into ``template`` (token offsets
-            of a chat prompt count its messages' text, :mod:`~bookend_rag.lab.items.template`);
+            of a chat prompt count its messages' text, :mod:`~bookend_rag_lab.items.template`);
             by default 30 of the ``lookup`` suite's ``calibration`` split, every template family.
         scorer, outcomes: the source of the outcomes, exactly one: the model (a
-            :class:`~bookend_rag.lab.models.Scorer` or a
-            :class:`~bookend_rag.lab.models.backends.ScorerSpec`, its calls cached in memory
+            :class:`~bookend_rag_lab.models.Scorer` or a
+            :class:`~bookend_rag_lab.models.backends.ScorerSpec`, its calls cached in memory
             unless the spec names a cache), or earlier JSON reports (``json_path`` of a previous
             run) to refit.
         docs: every K measured (default: the run's K).
         filler: the ``lookup`` suite's filler ranges, one cell each; other suites take only
             ``(DEFAULT_FILLER,)``, their lengths being their own.
         metric: the slot table's weights, ``"accuracy"`` or ``"candidate_prob"``.
-        target: what the fit's likelihood scores (:mod:`bookend_rag.lab.fitting.profile`).
+        target: what the fit's likelihood scores (:mod:`bookend_rag_lab.fitting.profile`).
         holdout_docs, holdout_filler: cells whose K or filler is listed are held back from the
-            fit and predicted (:mod:`bookend_rag.lab.fitting.holdout`), with every profile of
+            fit and predicted (:mod:`bookend_rag_lab.fitting.holdout`), with every profile of
             ``compare`` (paths or presets) beside the fitted one.
         json_path, plot, holdout_plot: the JSON report (written with the outcomes first, so that
             a failed fit loses no measurement), the slot table's PNG, the held-back PNG.

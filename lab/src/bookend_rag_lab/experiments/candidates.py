@@ -15,11 +15,11 @@ With ``theory`` the model's theory spec and ``K`` the run's number of documents:
   (:func:`langchain_table`); LlamaIndex's ``LongContextReorder`` gives the same order when the
   retriever's scores are given (it sorts by them, then alternates the same way);
 - ``measured-slots``: a slot table measured on the user's items, cross-fitted
-  (:mod:`~bookend_rag.lab.experiments.measured_slots`): one table per fold, measured on the other
+  (:mod:`~bookend_rag_lab.experiments.measured_slots`): one table per fold, measured on the other
   folds' items;
 - ``fitted``: the parametric profile (primacy, a recency window in tokens, a floor:
   :class:`~bookend_rag.FittedProfile`) fitted to the same measurement's outcomes, cross-fitted the
-  same way (:meth:`~bookend_rag.lab.experiments.measured_slots.SlotMeasurement.fit`), placed with
+  same way (:meth:`~bookend_rag_lab.experiments.measured_slots.SlotMeasurement.fit`), placed with
   the default settings otherwise, as the shipped measured profiles are.
 
 The two measured candidates are *cross-fitted*: one config per fold, and the pooled one (measured
@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab.experiments.measured_slots import ProfileFit, SlotMeasurement
-from bookend_rag.lab.fitting.profile import Target
-from bookend_rag.lab.reorderers import CURRENT_ORDERS
+from bookend_rag_lab.experiments.measured_slots import ProfileFit, SlotMeasurement
+from bookend_rag_lab.fitting.profile import Target
+from bookend_rag_lab.reorderers import CURRENT_ORDERS
 
 __all__ = [
     "CURRENT_CANDIDATES",
@@ -57,7 +57,7 @@ FITTED = "fitted"
 #: The candidates that are a framework's fixed pattern.
 FRAMEWORK_PATTERNS = ("alternate", "langchain")
 #: The candidate that places as each order a user may have today
-#: (:data:`~bookend_rag.lab.reorderers.CURRENT_ORDERS`) does: LlamaIndex's equals LangChain's when
+#: (:data:`~bookend_rag_lab.reorderers.CURRENT_ORDERS`) does: LlamaIndex's equals LangChain's when
 #: the documents have scores; Haystack's ``LostInTheMiddleRanker`` is the alternating pattern.
 CURRENT_CANDIDATES = dict(
     zip(CURRENT_ORDERS, ("relevance", "langchain", "langchain", "alternate"), strict=True)
@@ -100,7 +100,7 @@ def fixed_candidates(
 ) -> dict[str, bookend_rag.PlacementConfig]:
     """Every candidate but the cross-fitted ones, for items of ``k`` documents (module
     docstring); the default places with ``default`` (what bookend's default places this model
-    with, :func:`~bookend_rag.lab.experiments.setup.default_model`), else with ``theory``."""
+    with, :func:`~bookend_rag_lab.experiments.setup.default_model`), else with ``theory``."""
     return {
         DEFAULT: bookend_rag.PlacementConfig(model=theory if default is None else default),
         "relevance": bookend_rag.PlacementConfig(model=theory, strategy="relevance"),

@@ -3,7 +3,7 @@
 A hosted API bills the prompt tokens of every request, so the cost of a decision is what to
 know before making it. :func:`estimate` prices a plan (prompt -> continuations) on the scorer's
 tokenizer: the distinct prompts, those not yet in the call cache (the calls a run would make) and
-their tokens (:func:`~bookend_rag.lab.experiments.budget.request_tokens`). For ``bookend eval`` the
+their tokens (:func:`~bookend_rag_lab.experiments.budget.request_tokens`). For ``bookend eval`` the
 plan is the run's own (exact, the oracle's one extra prompt per item aside); for ``bookend tune``
 it is an upper bound (every candidate on every item; the race eliminates candidates and stops at
 the budget), capped by ``--max-calls`` and ``--max-tokens``. Self-answer probes add their answers'
@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bookend_rag.lab.experiments.budget import request_tokens
-from bookend_rag.lab.models.scorer import Prompt, Scorer
+from bookend_rag_lab.experiments.budget import request_tokens
+from bookend_rag_lab.models.scorer import Prompt, Scorer
 
 __all__ = ["DryRun", "Estimate", "answers_estimate", "estimate"]
 
@@ -161,6 +161,6 @@ def estimate(
 def answers_estimate(scorer: Scorer, prompts: Sequence[Prompt]) -> Estimate:
     """What generating the self-answer probes' answers costs: one request per distinct prompt
     (each one document long), priced by its prompt tokens (the generated tokens, at most
-    :data:`~bookend_rag.lab.items.self_answer.ANSWER_TOKENS` each, are billed as output).
+    :data:`~bookend_rag_lab.items.self_answer.ANSWER_TOKENS` each, are billed as output).
     Empty for no prompts."""
     return estimate(scorer, dict.fromkeys(prompts, ()), upper_bound=False)

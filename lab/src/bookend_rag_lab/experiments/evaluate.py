@@ -3,8 +3,8 @@
 For every item, the retriever it is assigned ranks its documents and every strategy orders them;
 the model scores the gold answer after each resulting prompt (identical prompts share one call,
 and calls are cached on disk); the scores are compared item by item. The steps are those of
-:mod:`bookend_rag.lab.experiments.trials`; the result is a versioned JSON report
-(:mod:`bookend_rag.lab.report.evaluation`), a Markdown table and PNG figures.
+:mod:`bookend_rag_lab.experiments.trials`; the result is a versioned JSON report
+(:mod:`bookend_rag_lab.report.evaluation`), a Markdown table and PNG figures.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab import deps
-from bookend_rag.lab.experiments.cost import estimate
-from bookend_rag.lab.experiments.reuse import CHECKED, load_known_scores
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.experiments.setup import (
+from bookend_rag_lab import deps
+from bookend_rag_lab.experiments.cost import estimate
+from bookend_rag_lab.experiments.reuse import CHECKED, load_known_scores
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.experiments.setup import (
     DEFAULT_FAMILIES,
     default_model,
     describe,
@@ -29,7 +29,7 @@ from bookend_rag.lab.experiments.setup import (
     theory_spec,
     warn_on_other_models,
 )
-from bookend_rag.lab.experiments.trials import (
+from bookend_rag_lab.experiments.trials import (
     Measured,
     Ranked,
     Results,
@@ -39,14 +39,14 @@ from bookend_rag.lab.experiments.trials import (
     reused_metrics,
     run_trials,
 )
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.metrics import metric_names, primary_metric
-from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
-from bookend_rag.lab.models.scorer import capabilities, endpoint_settings
-from bookend_rag.lab.reorderers import CURRENT_ORDERS, eval_strategies
-from bookend_rag.lab.report.evaluation import build_report, markdown, write
-from bookend_rag.lab.report.source import source_sentence
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.metrics import metric_names, primary_metric
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag_lab.models.scorer import capabilities, endpoint_settings
+from bookend_rag_lab.reorderers import CURRENT_ORDERS, eval_strategies
+from bookend_rag_lab.report.evaluation import build_report, markdown, write
+from bookend_rag_lab.report.source import source_sentence
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 
@@ -56,7 +56,7 @@ class EvalResult:
     """What :func:`evaluate` returns.
 
     Attributes:
-        report: the JSON report (fields documented in :mod:`bookend_rag.lab.report.evaluation`).
+        report: the JSON report (fields documented in :mod:`bookend_rag_lab.report.evaluation`).
         markdown: the Markdown tables.
         files: the files written (empty without ``out_dir``).
         calls: model calls made by this run (cache misses).
@@ -89,12 +89,12 @@ def evaluate(
     """Compare placement strategies on a model and items; see ``bookend eval --help``.
 
     Args:
-        run: the items and their prompt (:class:`~bookend_rag.lab.experiments.runspec.RunSpec`);
+        run: the items and their prompt (:class:`~bookend_rag_lab.experiments.runspec.RunSpec`);
             by default the first 100 items of K = 10 documents of the ``hard`` suite's
             ``evaluation`` split, of the template families :data:`DEFAULT_FAMILIES` (generated
             suites).
-        scorer: the model: a :class:`~bookend_rag.lab.models.Scorer`, or a
-            :class:`~bookend_rag.lab.models.backends.ScorerSpec` built once the items are loaded
+        scorer: the model: a :class:`~bookend_rag_lab.models.Scorer`, or a
+            :class:`~bookend_rag_lab.models.backends.ScorerSpec` built once the items are loaded
             and closed at the end, its calls cached in its ``cache`` (default
             ``out_dir/calls.jsonl``; in memory without ``out_dir``); default: ``smollm2``
             in-process on the CPU in float32.
@@ -109,12 +109,12 @@ def evaluate(
             curve, the other documents in retrieval order).
         reuse: a previous ``report.json`` of this model on these items: every ``(item, order)``
             it scored takes its metrics from there, and only new orders call the model
-            (:mod:`~bookend_rag.lab.experiments.reuse`; a few are rescored first as a check).
+            (:mod:`~bookend_rag_lab.experiments.reuse`; a few are rescored first as a check).
         current: the order the user has today, which the report's verdicts lead with:
             ``"retrieval"`` (the retriever's order), ``"langchain"``, ``"llamaindex"`` or
             ``"haystack"`` (that framework's reorderer).
         dry_run: score nothing: the report's ``dry_run`` states the requests, model calls and
-            prompt tokens the run would spend (:mod:`~bookend_rag.lab.experiments.cost`).
+            prompt tokens the run would spend (:mod:`~bookend_rag_lab.experiments.cost`).
         out_dir: write ``report.json``, ``report.md`` and the PNG figures there.
         progress: show tqdm progress bars (on stderr).
         log: where to send one-line status messages (default: nowhere).
@@ -217,7 +217,7 @@ def _report(
     metrics: Sequence[str],
     timing: dict[str, Any],
 ) -> dict[str, Any]:
-    """The JSON report of a run (:func:`~bookend_rag.lab.report.evaluation.build_report`)."""
+    """The JSON report of a run (:func:`~bookend_rag_lab.report.evaluation.build_report`)."""
     return build_report(
         model_id=model_id,
         settings=settings,

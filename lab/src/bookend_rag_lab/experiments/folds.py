@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bookend_rag.lab.items.item import Item
+from bookend_rag_lab.items.item import Item
 
 __all__ = ["Folds", "hash_order"]
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bookend_rag.lab.experiments.budget import Budget
-from bookend_rag.lab.experiments.folds import Folds
-from bookend_rag.lab.experiments.trials import Ranked
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.metrics import primary_metric
-from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.retrieval import Ranking
+from bookend_rag_lab.experiments.budget import Budget
+from bookend_rag_lab.experiments.folds import Folds
+from bookend_rag_lab.experiments.trials import Ranked
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.metrics import primary_metric
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.retrieval import Ranking
 
 __all__ = ["Judging"]
 
@@ -26,7 +26,7 @@ class Judging:
         items: the items.
         ranked: every item ranked by its retriever (the rank step of the trials).
         folds: the folds and the judging order.
-        metrics: the metrics every item supports (:func:`~bookend_rag.lab.metrics.metric_names`).
+        metrics: the metrics every item supports (:func:`~bookend_rag_lab.metrics.metric_names`).
         budget: the run's budget.
         seed: the seed of the random shuffles.
         progress: whether to show progress bars.
@@ -43,7 +43,7 @@ class Judging:
 
     @property
     def metric(self) -> str:
-        """The primary metric (:func:`~bookend_rag.lab.metrics.primary_metric`)."""
+        """The primary metric (:func:`~bookend_rag_lab.metrics.primary_metric`)."""
         return primary_metric(self.metrics)
 
     @property

@@ -3,7 +3,7 @@ items?
 
 Every item whose gold document is known (and that has the run's K documents) is scored with the
 gold document moved into slots ``s``, the other documents in retrieval order around it
-(:func:`~bookend_rag.lab.reorderers.gold_at_slot`), as ``bookend calibrate`` does on generated
+(:func:`~bookend_rag_lab.reorderers.gold_at_slot`), as ``bookend calibrate`` does on generated
 items.
 To stay within the budget an item is measured in ``m = ceil(K / 2)`` slots, not all ``K``, and the
 design stays stratified: within each fold the ``p``-th (item, slot) pair is item ``p // m`` of the
@@ -21,11 +21,11 @@ the pooled table, measured on every fold, is what a run that chooses it writes.
 
 **The fitted profile from the same pairs** (:meth:`SlotMeasurement.fit`, no further model call).
 Every scored pair of an item with candidates is also kept as a
-:class:`~bookend_rag.lab.fitting.outcomes.SlotOutcome` (the gold document's token span inside the
+:class:`~bookend_rag_lab.fitting.outcomes.SlotOutcome` (the gold document's token span inside the
 documents block, measured as ``bookend calibrate`` measures it:
-:func:`~bookend_rag.lab.fitting.outcomes.slot_outcome`); an item without filler sentences counts as
+:func:`~bookend_rag_lab.fitting.outcomes.slot_outcome`); an item without filler sentences counts as
 filler :data:`NO_FILLER`, so a user's items of one K form one cell. The outcome model of
-:func:`~bookend_rag.lab.fitting.profile.fit_outcomes` is fitted to them with the target
+:func:`~bookend_rag_lab.fitting.profile.fit_outcomes` is fitted to them with the target
 :meth:`SlotMeasurement.fit_target`: ``candidate_prob`` when that is the primary metric, else
 ``correct`` over the items that have candidates; with neither there is no fitted profile. As for
 the tables, the profile judged on fold ``f`` is fitted on the other folds' outcomes only, and the
@@ -44,15 +44,15 @@ from typing import Any
 import numpy as np
 
 import bookend_rag
-from bookend_rag.lab.experiments.folds import Folds
-from bookend_rag.lab.experiments.judging import Judging
-from bookend_rag.lab.experiments.trials import Trial, score_trials
-from bookend_rag.lab.fitting.outcomes import SlotOutcome, slot_outcome
-from bookend_rag.lab.fitting.profile import OutcomeFit, Target, fit_outcomes
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.progress import progress_bar
-from bookend_rag.lab.reorderers import gold_at_slot
-from bookend_rag.lab.retrieval import Ranking
+from bookend_rag_lab.experiments.folds import Folds
+from bookend_rag_lab.experiments.judging import Judging
+from bookend_rag_lab.experiments.trials import Trial, score_trials
+from bookend_rag_lab.fitting.outcomes import SlotOutcome, slot_outcome
+from bookend_rag_lab.fitting.profile import OutcomeFit, Target, fit_outcomes
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.progress import progress_bar
+from bookend_rag_lab.reorderers import gold_at_slot
+from bookend_rag_lab.retrieval import Ranking
 
 __all__ = [
     "NO_FILLER",

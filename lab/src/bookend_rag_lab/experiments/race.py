@@ -1,12 +1,12 @@
 """The race of ``tune``: the candidates judged batch by batch, the clearly-behind left behind.
 
-Items are judged in the folds' order (:class:`~bookend_rag.lab.experiments.folds.Folds`), ``batch``
+Items are judged in the folds' order (:class:`~bookend_rag_lab.experiments.folds.Folds`), ``batch``
 at a time. For each item every live candidate orders its retrieved list with its config for the
 item's fold (the cross-fitted ``measured-slots`` and ``fitted`` are judged only on items they were
 not measured on), two seeded random shuffles join as the baseline of the report (scored on every
 judged item, never a candidate), and the prompts are scored: the plan and score steps of
-:mod:`~bookend_rag.lab.experiments.trials`, so an identical prompt is scored once and every call is
-cached. After each batch the :class:`~bookend_rag.lab.decision.Race` eliminates the candidates
+:mod:`~bookend_rag_lab.experiments.trials`, so an identical prompt is scored once and every call is
+cached. After each batch the :class:`~bookend_rag_lab.decision.Race` eliminates the candidates
 clearly behind the leader.
 
 The race stops when the items run out or the budget does not afford the next item: an item is
@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bookend_rag.lab.decision import Decision, Race, decide, hold_to_current
-from bookend_rag.lab.experiments.budget import Budget, Cost
-from bookend_rag.lab.experiments.candidates import DEFAULT, Candidates
-from bookend_rag.lab.experiments.judging import Judging
-from bookend_rag.lab.experiments.trials import (
+from bookend_rag_lab.decision import Decision, Race, decide, hold_to_current
+from bookend_rag_lab.experiments.budget import Budget, Cost
+from bookend_rag_lab.experiments.candidates import DEFAULT, Candidates
+from bookend_rag_lab.experiments.judging import Judging
+from bookend_rag_lab.experiments.trials import (
     Results,
     Trial,
     average_random,
@@ -31,10 +31,10 @@ from bookend_rag.lab.experiments.trials import (
     record,
     score_trials,
 )
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.models.scorer import Prompt
-from bookend_rag.lab.progress import progress_bar
-from bookend_rag.lab.reorderers import RANDOM, Reorderer, bookend_strategy
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.models.scorer import Prompt
+from bookend_rag_lab.progress import progress_bar
+from bookend_rag_lab.reorderers import RANDOM, Reorderer, bookend_strategy
 
 __all__ = ["RANDOM_DRAWS", "RaceRun", "run_race"]
 
@@ -64,10 +64,10 @@ class RaceRun:
     stopped: str = "items"
 
     def decide(self, confidence: float, current: str | None = None) -> Decision:
-        """The guard (:func:`~bookend_rag.lab.decision.decide`) among the candidates still alive,
+        """The guard (:func:`~bookend_rag_lab.decision.decide`) among the candidates still alive,
         corrected for every candidate the race started with; then, with the user's ``current``
         order, a kept default measurably behind it gives way to it
-        (:func:`~bookend_rag.lab.decision.hold_to_current`)."""
+        (:func:`~bookend_rag_lab.decision.hold_to_current`)."""
         n = len(self.judged)
         if n < 2:
             reason = f"keep the default ({DEFAULT}): only {n} items judged within the budget"

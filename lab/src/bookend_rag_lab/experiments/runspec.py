@@ -2,14 +2,14 @@
 or probe items built from the user's recorded retrievals; the prompt they are rendered into and
 the retrievers that rank them; and the items it loads (:class:`RunItems`). ``evaluate``, ``tune``
 and ``calibrate`` each take one, beside the model (a
-:class:`~bookend_rag.lab.models.backends.ScorerSpec` or a scorer) and their own options.
+:class:`~bookend_rag_lab.models.backends.ScorerSpec` or a scorer) and their own options.
 
 Which source decides, recorded in the report's ``settings["source"]``: labelled items (a file or
 a list) when given, even beside retrievals (items with real answers stay the preferred source);
 else probes from retrievals, built once the model is loaded (:meth:`RunItems.for_model`), since
-the model answers each document for self-answer probes (:mod:`~bookend_rag.lab.items.self_answer`,
+the model answers each document for self-answer probes (:mod:`~bookend_rag_lab.items.self_answer`,
 the default) and its tokenizer draws the codes of code probes
-(:mod:`~bookend_rag.lab.items.probes`); else a built-in suite.
+(:mod:`~bookend_rag_lab.items.probes`); else a built-in suite.
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from bookend_rag.errors import shown
-from bookend_rag.lab.experiments.cost import DryRun, Estimate, answers_estimate
-from bookend_rag.lab.experiments.setup import run_families, source_settings, templated
-from bookend_rag.lab.experiments.trials import retriever_names
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import SKIP_REASONS, Probes, probe_items, unusable
-from bookend_rag.lab.items.self_answer import ANSWER_TOKENS, self_answer_items
-from bookend_rag.lab.items.suites import load_items
-from bookend_rag.lab.items.template import PromptTemplate, TemplateLike, template_of
-from bookend_rag.lab.models.scorer import (
+from bookend_rag.retrievals import RetrievalReader, RetrievalRecord, retrieval_files
+from bookend_rag_lab.experiments.cost import DryRun, Estimate, answers_estimate
+from bookend_rag_lab.experiments.setup import run_families, source_settings, templated
+from bookend_rag_lab.experiments.trials import retriever_names
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.probes import SKIP_REASONS, Probes, probe_items, unusable
+from bookend_rag_lab.items.self_answer import ANSWER_TOKENS, self_answer_items
+from bookend_rag_lab.items.suites import load_items
+from bookend_rag_lab.items.template import PromptTemplate, TemplateLike, template_of
+from bookend_rag_lab.models.scorer import (
     Prompt,
     Scorer,
     capabilities,
@@ -37,14 +38,13 @@ from bookend_rag.lab.models.scorer import (
     exact_tokens,
     generate,
 )
-from bookend_rag.lab.progress import progress_bar
-from bookend_rag.retrievals import RetrievalReader, RetrievalRecord, retrieval_files
+from bookend_rag_lab.progress import progress_bar
 
 __all__ = ["DEFAULT_K", "PROBE_DESIGNS", "RunItems", "RunSpec"]
 
 #: How probes are built from retrievals: the model's own answers to the user's question
-#: (:mod:`~bookend_rag.lab.items.self_answer`, the default), or inserted codes
-#: (:mod:`~bookend_rag.lab.items.probes`, kept for the comparison that chose the default).
+#: (:mod:`~bookend_rag_lab.items.self_answer`, the default), or inserted codes
+#: (:mod:`~bookend_rag_lab.items.probes`, kept for the comparison that chose the default).
 PROBE_DESIGNS = ("self-answer", "codes")
 
 #: Documents per built-in item when a run is not told.
@@ -63,9 +63,9 @@ class RunSpec:
     that ``evaluate`` can confirm its choice on items it never saw).
 
     Attributes:
-        items: a JSONL path (format in :mod:`bookend_rag.lab.items.item`), a list of
-            :class:`~bookend_rag.lab.items.item.Item`, or ``None`` for built-in items.
-        suite: the built-in items' suite (:mod:`bookend_rag.lab.items.suites`: ``hard``,
+        items: a JSONL path (format in :mod:`bookend_rag_lab.items.item`), a list of
+            :class:`~bookend_rag_lab.items.item.Item`, or ``None`` for built-in items.
+        suite: the built-in items' suite (:mod:`bookend_rag_lab.items.suites`: ``hard``,
             ``lookup``, ``nq``, ``records``).
         k: documents per built-in item (default :data:`DEFAULT_K`).
         n_items: built-in items (the first of the split).
@@ -76,7 +76,7 @@ class RunSpec:
             take them in turn. Default: ``"file"`` when every document has a score, else BM25 and
             MiniLM.
         template: the prompt the items are rendered into
-            (:mod:`~bookend_rag.lab.items.template`): a Jinja2 template file (``.json``: chat
+            (:mod:`~bookend_rag_lab.items.template`): a Jinja2 template file (``.json``: chat
             messages), a LangChain, LlamaIndex or Haystack prompt object, or ``None`` for
             bookend's own completion prompt. The report records its name and hash.
         retrievals: recorded retrievals (JSON Lines files of
@@ -176,7 +176,7 @@ class RunItems:
         template: the template.
         retrievers: the retrievers' names, which the items take in turn.
         settings: the report settings that name the items and their ``source``
-            (:func:`~bookend_rag.lab.experiments.setup.source_settings`).
+            (:func:`~bookend_rag_lab.experiments.setup.source_settings`).
         pending: the retrievals whose probes :meth:`for_model` builds (``None``: none).
         unanswered: the generation prompts of self-answer probes built for a dry run, whose
             answers are placeholders: what the answers would cost.
@@ -203,7 +203,7 @@ class RunItems:
         progress: bool = True,
     ) -> RunItems:
         """The items the run scores on ``scorer``: the probes of the pending retrievals, said in
-        one line to ``say`` (:meth:`~bookend_rag.lab.items.probes.Probes.summary`); other items
+        one line to ``say`` (:meth:`~bookend_rag_lab.items.probes.Probes.summary`); other items
         as they are. Self-answer probes take the model's answer from each document (a progress
         bar counts them; ``answer=False``, for a dry run, generates nothing and gives each
         document a placeholder answer of :data:`ANSWER_TOKENS` words, an upper bound on what
@@ -212,7 +212,7 @@ class RunItems:
 
         Raises:
             ValueError: when no retrieval gives a probe, or the model gave one answer for most
-                documents (:attr:`~bookend_rag.lab.items.probes.Probes.repeated`), with the
+                documents (:attr:`~bookend_rag_lab.items.probes.Probes.repeated`), with the
                 reasons counted.
         """
         if self.pending is None:
@@ -364,7 +364,7 @@ def _reading_notes(read: dict[str, Any]) -> tuple[str, ...]:
 
 def _check_usable(records: Sequence[RetrievalRecord], design: str, named: str) -> None:
     """Refuse, before any model loads, retrievals of which none can give a probe of ``design``
-    whatever the model (:func:`~bookend_rag.lab.items.probes.unusable`), each reason counted."""
+    whatever the model (:func:`~bookend_rag_lab.items.probes.unusable`), each reason counted."""
     reasons = Counter(unusable(record, design) for record in records)
     if reasons[None]:
         return

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.suites import SUITES
-from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
-from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.backends import ScorerSpec
-from bookend_rag.lab.models.scorer import own_spec, weights_path
-from bookend_rag.lab.models.weights import weights_sha256
 from bookend_rag.profiles.measured import measured_file
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.suites import SUITES
+from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.models.backends import ScorerSpec
+from bookend_rag_lab.models.scorer import own_spec, weights_path
+from bookend_rag_lab.models.weights import weights_sha256
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -83,7 +83,7 @@ def device_settings(scorer: Scorer | ScorerSpec | None) -> dict[str, str]:
 
 def model_sha256(scorer: Scorer) -> str | None:
     """The SHA-256 of a local model's weights
-    (:func:`~bookend_rag.lab.models.weights.weights_sha256`
+    (:func:`~bookend_rag_lab.models.weights.weights_sha256`
     of the path it was loaded from); ``None`` for a scorer without local weights."""
     weights = weights_path(scorer)
     if weights is not None and weights.exists():

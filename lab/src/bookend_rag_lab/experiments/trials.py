@@ -6,7 +6,7 @@
 2. **Plan** (:func:`plan_trials`): every strategy orders each item's retrieved list, and seeded
    random shuffles add ``random#d`` trials; each trial is rendered into its prompt.
 3. **Score** (:func:`score_trials`): each distinct prompt is scored once through the scorer (its
-   call cache answers repeats), and every trial gets its metrics (:mod:`bookend_rag.lab.metrics`).
+   call cache answers repeats), and every trial gets its metrics (:mod:`bookend_rag_lab.metrics`).
 4. **Record** (:func:`record`): per item and strategy, the order, the gold document's slot and the
    metrics.
 5. **Curve and oracle** (:func:`position_curve`, :func:`oracle_trials`): the mean score with the
@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.experiments.reuse import CHECKED, KnownScores
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.metrics import item_metrics, metric_names, primary_metric
-from bookend_rag.lab.models.scorer import Prompt, Scorer, capabilities, score_all
-from bookend_rag.lab.reorderers import ORACLE, RANDOM, Reorderer, best_slot_order, random_orders
-from bookend_rag.lab.retrieval import RETRIEVERS, Ranking, make_retriever, rank
-from bookend_rag.lab.stats import estimate
+from bookend_rag_lab.experiments.reuse import CHECKED, KnownScores
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.metrics import item_metrics, metric_names, primary_metric
+from bookend_rag_lab.models.scorer import Prompt, Scorer, capabilities, score_all
+from bookend_rag_lab.reorderers import ORACLE, RANDOM, Reorderer, best_slot_order, random_orders
+from bookend_rag_lab.retrieval import RETRIEVERS, Ranking, make_retriever, rank
+from bookend_rag_lab.stats import estimate
 
 __all__ = [
     "Measured",
@@ -189,8 +189,8 @@ def score_trials(
     known: KnownScores | None = None,
 ) -> list[dict[str, float]]:
     """The metrics of every trial; each distinct prompt is scored once. With ``known`` (the
-    scores of a previous report, :mod:`~bookend_rag.lab.experiments.reuse`), a trial it holds takes
-    its metrics from there once the first :data:`~bookend_rag.lab.experiments.reuse.CHECKED` of
+    scores of a previous report, :mod:`~bookend_rag_lab.experiments.reuse`), a trial it holds takes
+    its metrics from there once the first :data:`~bookend_rag_lab.experiments.reuse.CHECKED` of
     those in the run, scored again, agree."""
     generated = capabilities(scorer).generation_only
     reused = reused_metrics(known, items, trials, metric_names(items, generated=generated))

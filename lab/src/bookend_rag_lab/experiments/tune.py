@@ -3,22 +3,22 @@
 A short pipeline of named steps:
 
 1. **Items** are loaded and ranked by their retrievers (the rank step of
-   :mod:`~bookend_rag.lab.experiments.trials`), then split into folds by the hash of their ids
-   (:mod:`~bookend_rag.lab.experiments.folds`).
+   :mod:`~bookend_rag_lab.experiments.trials`), then split into folds by the hash of their ids
+   (:mod:`~bookend_rag_lab.experiments.folds`).
 2. **Measure** a slot table on the items, cross-fitted (one per fold, measured on the other folds),
-   within half of the budget (:mod:`~bookend_rag.lab.experiments.measured_slots`).
+   within half of the budget (:mod:`~bookend_rag_lab.experiments.measured_slots`).
 3. **Candidates**, each a :class:`~bookend_rag.PlacementConfig`
-   (:mod:`~bookend_rag.lab.experiments.candidates`): the default, relevance order, its reverse, the
+   (:mod:`~bookend_rag_lab.experiments.candidates`): the default, relevance order, its reverse, the
    bookend view of the theory, Haystack's and LangChain's patterns, the measured slot table and
    the profile fitted to the same measurement (both cross-fitted).
-4. **Race** (:mod:`~bookend_rag.lab.experiments.race`): batches of items judge the candidates still
+4. **Race** (:mod:`~bookend_rag_lab.experiments.race`): batches of items judge the candidates still
    alive; the clearly-behind stop being scored, until the items or the budget run out.
-5. **Guard** (:func:`~bookend_rag.lab.decision.decide`): the best candidate replaces the default
+5. **Guard** (:func:`~bookend_rag_lab.decision.decide`): the best candidate replaces the default
    only when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
    (``candidate_prob`` when every item has candidates, else ``gold_logprob``). Random shuffles are
    the report's baseline, never a choice.
 6. **Write** the chosen config with its provenance, the report and its figure
-   (:mod:`~bookend_rag.lab.report.tuning`).
+   (:mod:`~bookend_rag_lab.report.tuning`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab import deps
-from bookend_rag.lab.decision import Decision
-from bookend_rag.lab.experiments.budget import Budget, request_tokens
-from bookend_rag.lab.experiments.candidates import (
+from bookend_rag_lab import deps
+from bookend_rag_lab.decision import Decision
+from bookend_rag_lab.experiments.budget import Budget, request_tokens
+from bookend_rag_lab.experiments.candidates import (
     CURRENT_CANDIDATES,
     DEFAULT,
     FITTED,
@@ -44,27 +44,27 @@ from bookend_rag.lab.experiments.candidates import (
     Candidates,
     fixed_candidates,
 )
-from bookend_rag.lab.experiments.cost import Estimate, estimate
-from bookend_rag.lab.experiments.folds import Folds
-from bookend_rag.lab.experiments.judging import Judging
-from bookend_rag.lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
-from bookend_rag.lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
-from bookend_rag.lab.experiments.runspec import RunSpec
-from bookend_rag.lab.experiments.setup import (
+from bookend_rag_lab.experiments.cost import Estimate, estimate
+from bookend_rag_lab.experiments.folds import Folds
+from bookend_rag_lab.experiments.judging import Judging
+from bookend_rag_lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
+from bookend_rag_lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.experiments.setup import (
     default_model,
     device_settings,
     model_sha256,
     theory_spec,
 )
-from bookend_rag.lab.experiments.trials import Ranked, plan_trials
-from bookend_rag.lab.items.item import Item, items_sha256
-from bookend_rag.lab.metrics import metric_names
-from bookend_rag.lab.models import Scorer
-from bookend_rag.lab.models.backends import ScorerSpec, scorer_for
-from bookend_rag.lab.models.scorer import Prompt, capabilities, endpoint_settings
-from bookend_rag.lab.reorderers import RANDOM, bookend_strategy
-from bookend_rag.lab.report.source import source_sentence
-from bookend_rag.lab.report.tuning import build_report, decision_sentence, markdown, write
+from bookend_rag_lab.experiments.trials import Ranked, plan_trials
+from bookend_rag_lab.items.item import Item, items_sha256
+from bookend_rag_lab.metrics import metric_names
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag_lab.models.scorer import Prompt, capabilities, endpoint_settings
+from bookend_rag_lab.reorderers import RANDOM, bookend_strategy
+from bookend_rag_lab.report.source import source_sentence
+from bookend_rag_lab.report.tuning import build_report, decision_sentence, markdown, write
 
 #: The candidates measured on the user's items, whose orders are known only after measuring.
 CROSS_FITTED = (MEASURED, FITTED)
@@ -83,7 +83,7 @@ class TuneResult:
     Attributes:
         config: the chosen placement config (the default unless the guard let another through).
         decision: the guard's decision and its reason.
-        report: the JSON report (fields in :mod:`bookend_rag.lab.report.tuning`).
+        report: the JSON report (fields in :mod:`bookend_rag_lab.report.tuning`).
         markdown: the Markdown report.
         files: the files written (empty without ``out_dir``).
         calls: model calls made by this run (cache misses).
@@ -118,7 +118,7 @@ def tune(
 
     Args:
         run: the items and their prompt, as for
-            :func:`~bookend_rag.lab.experiments.evaluate.evaluate`, but built-in items by default
+            :func:`~bookend_rag_lab.experiments.evaluate.evaluate`, but built-in items by default
             the first 60 of the ``calibration`` split, so that ``eval`` can confirm the choice on
             the disjoint ``evaluation`` split. ``tuned.json`` records the template's name and
             hash, and a tuned config later judged in another prompt warns.
@@ -131,13 +131,13 @@ def tune(
             race stops when the rest runs out. The report gives the calls and tokens spent.
         batch: items judged between two looks of the race.
         confidence: the guard's level before its Bonferroni correction.
-        current: what the user does today (:data:`~bookend_rag.lab.experiments.candidates.
+        current: what the user does today (:data:`~bookend_rag_lab.experiments.candidates.
             CURRENT_CANDIDATES`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
             ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
             compared with it, and a kept default measurably behind it gives way to it.
         dry_run: score nothing: the report's ``dry_run`` bounds the model calls and prompt
             tokens the run would spend (every candidate on every item, within the budget), and
-            the config is the default's (:mod:`~bookend_rag.lab.experiments.cost`).
+            the config is the default's (:mod:`~bookend_rag_lab.experiments.cost`).
         out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
         progress, log: progress bars on stderr; where one-line status messages go.
 
@@ -304,7 +304,7 @@ def _report(
     settings: Mapping[str, Any],
     confidence: float,
 ) -> dict[str, Any]:
-    """The JSON report (:func:`~bookend_rag.lab.report.tuning.build_report`)."""
+    """The JSON report (:func:`~bookend_rag_lab.report.tuning.build_report`)."""
     items, budget = judging.items, judging.budget
     rows = [
         {

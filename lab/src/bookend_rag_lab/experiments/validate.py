@@ -4,12 +4,12 @@ theory on it, and hand it to placement.
 Two sources, one pipeline (:func:`validate_influence`): an architecture with random weights,
 averaged over initialisations (Step 0, the theory's own regime), or trained weights over windows of
 natural text. The Jacobian-norm influence of every position on the final token is measured
-(:mod:`bookend_rag.lab.influence`), compared with the Cesàro theory and fitted
-(:mod:`bookend_rag.lab.fitting.theory_fit`); with ``rope_compare`` the Step-0 measurement is
+(:mod:`bookend_rag_lab.influence`), compared with the Cesàro theory and fitted
+(:mod:`bookend_rag_lab.fitting.theory_fit`); with ``rope_compare`` the Step-0 measurement is
 repeated with rotary embeddings switched off. The report's fields:
-:func:`bookend_rag.lab.influence.runner.make_report`; the measured profile can be saved as a profile
+:func:`bookend_rag_lab.influence.runner.make_report`; the measured profile can be saved as a profile
 placement accepts, and a parametric profile fitted to it
-(:func:`bookend_rag.lab.fitting.profile.fit_position_profile`)."""
+(:func:`bookend_rag_lab.fitting.profile.fit_position_profile`)."""
 
 from __future__ import annotations
 
@@ -22,15 +22,15 @@ from typing import Any
 from scipy.stats import spearmanr
 
 from bookend_rag import ModelSpec
-from bookend_rag.lab.fitting.profile import fit_position_profile
-from bookend_rag.lab.fitting.theory_fit import fit_depth_share, log_binned
-from bookend_rag.lab.influence import runner
-from bookend_rag.lab.influence.architectures import DEFAULT_VOCAB_CAP, nominal_spec
-from bookend_rag.lab.influence.jacobian import InfluenceMeasurement
-from bookend_rag.lab.models.local import load_trained
-from bookend_rag.lab.progress import progress_bar
-from bookend_rag.lab.report.figures import plot_profile
-from bookend_rag.lab.report.influence import influence_summary
+from bookend_rag_lab.fitting.profile import fit_position_profile
+from bookend_rag_lab.fitting.theory_fit import fit_depth_share, log_binned
+from bookend_rag_lab.influence import runner
+from bookend_rag_lab.influence.architectures import DEFAULT_VOCAB_CAP, nominal_spec
+from bookend_rag_lab.influence.jacobian import InfluenceMeasurement
+from bookend_rag_lab.models.local import load_trained
+from bookend_rag_lab.progress import progress_bar
+from bookend_rag_lab.report.figures import plot_profile
+from bookend_rag_lab.report.influence import influence_summary
 
 __all__ = ["InfluenceResult", "validate_influence"]
 

@@ -1,7 +1,7 @@
 """Held-back check: does a profile predict calibration cells (a K, a prompt length) it never saw?
 
 Each candidate profile ``P`` predicts a held-back outcome through the same link as the fit
-(:mod:`bookend_rag.lab.fitting.profile`)::
+(:mod:`bookend_rag_lab.fitting.profile`)::
 
     P(correct_i) = sigmoid(a_c + b_P ln w_P(i))
 
@@ -33,15 +33,15 @@ from scipy.optimize import minimize
 
 from bookend_rag import InfluenceProfile, TabulatedProfile
 from bookend_rag.arrays import FloatArray
-from bookend_rag.lab.fitting.outcomes import SlotOutcome
-from bookend_rag.lab.fitting.profile import (
+from bookend_rag_lab.fitting.outcomes import SlotOutcome
+from bookend_rag_lab.fitting.profile import (
     OutcomeFit,
     bernoulli_log_likelihood,
     cell_label,
     log_influence,
     outcome_values,
 )
-from bookend_rag.lab.stats import cluster_interval
+from bookend_rag_lab.stats import cluster_interval
 
 __all__ = ["heldback_report", "heldback_summary"]
 
@@ -160,7 +160,7 @@ def heldback_report(
                 "brier_ci95": list(cluster_interval(items, fit_sq - squared)),
             }
     return {
-        "protocol": "see bookend_rag.lab.fitting.holdout",
+        "protocol": "see bookend_rag_lab.fitting.holdout",
         "train_cells": sorted({cell_label(o.cell) for o in train}),
         "heldback_cells": sorted({cell_label(o.cell) for o in heldback}),
         "n_train_outcomes": len(train),

@@ -1,6 +1,6 @@
 """Per-item outcomes of a calibration: where the gold document sat, and how it went.
 
-One :class:`SlotOutcome` per (item, slot) scored by :mod:`bookend_rag.lab.experiments.calibrate`.
+One :class:`SlotOutcome` per (item, slot) scored by :mod:`bookend_rag_lab.experiments.calibrate`.
 Positions are token offsets inside the *documents block* (from the first ``"Document 1:"`` to the
 end of the last document), the part of the prompt that placement arranges; ``n_tokens`` is that
 block's length, ``prompt_tokens`` the whole prompt's. A token offset is the token count of the
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.template import flat_text
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.template import flat_text
 
 __all__ = ["SlotOutcome", "outcomes_from_json", "outcomes_to_json", "slot_outcome"]
 
@@ -82,7 +82,7 @@ def slot_outcome(
     filler: tuple[int, int],
 ) -> SlotOutcome:
     """The outcome of ``item`` rendered with its documents in ``order``, the gold document at
-    ``slot``, scored as ``values`` (:func:`~bookend_rag.lab.metrics.item_metrics` with candidates).
+    ``slot``, scored as ``values`` (:func:`~bookend_rag_lab.metrics.item_metrics` with candidates).
 
     With ``c_0`` the character where the documents block starts, ``[c_s, c_e)`` the gold
     document's characters, ``c_1`` where the block ends and ``T(c) = token_length(prompt[:c])``:

@@ -26,7 +26,7 @@ parameters get no standard error and the fit says so.
 
 **Jacobian profile** (:func:`fit_position_profile`): least squares in log space on positions
 ``1..N-1`` (the final token's self-influence is excluded, as in
-:mod:`bookend_rag.lab.fitting.theory_fit`), with Gauss-Newton standard errors ``s^2 (J^T J)^-1``.
+:mod:`bookend_rag_lab.fitting.theory_fit`), with Gauss-Newton standard errors ``s^2 (J^T J)^-1``.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from scipy.optimize import least_squares, minimize
 
 from bookend_rag import FittedProfile, InfluenceProfile, TabulatedProfile
 from bookend_rag.arrays import FloatArray
-from bookend_rag.lab.fitting.outcomes import SlotOutcome
 from bookend_rag.profiles.fitted import PARAMETERS
 from bookend_rag.weighing import slot_weights
+from bookend_rag_lab.fitting.outcomes import SlotOutcome
 
 __all__ = [
     "OutcomeFit",

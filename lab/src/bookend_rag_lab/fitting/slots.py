@@ -1,14 +1,14 @@
 """The slot table of a calibration: per-slot accuracy with intervals, and the profile it gives.
 
-A calibration (:mod:`bookend_rag.lab.experiments.calibrate`) scores every item with its gold
+A calibration (:mod:`bookend_rag_lab.experiments.calibrate`) scores every item with its gold
 document in each slot ``s = 0..K-1`` in turn (a paired design: every slot sees the same items, so
 item difficulty cancels out of the slot differences) and keeps one
-:class:`~bookend_rag.lab.fitting.outcomes.SlotOutcome` per (item, slot). Per slot, over the items:
+:class:`~bookend_rag_lab.fitting.outcomes.SlotOutcome` per (item, slot). Per slot, over the items:
 
 - ``accuracy``: share of items whose gold answer scores highest among the candidates; 95% Wilson
-  interval (:func:`~bookend_rag.lab.stats.wilson_interval`).
+  interval (:func:`~bookend_rag_lab.stats.wilson_interval`).
 - ``candidate_prob``: mean probability of the gold answer among the candidates (a smoother
-  accuracy); 95% normal interval (:func:`~bookend_rag.lab.stats.normal_interval`).
+  accuracy); 95% normal interval (:func:`~bookend_rag_lab.stats.normal_interval`).
 - ``logprob``: mean log-probability of the gold answer; 95% normal interval.
 
 :func:`slot_profile` turns one metric into a ``kind="slot"`` profile that placement accepts.
@@ -25,8 +25,8 @@ import numpy.typing as npt
 
 from bookend_rag import TabulatedProfile
 from bookend_rag.arrays import FloatArray
-from bookend_rag.lab.fitting.outcomes import SlotOutcome
-from bookend_rag.lab.stats import normal_interval, wilson_interval
+from bookend_rag_lab.fitting.outcomes import SlotOutcome
+from bookend_rag_lab.stats import normal_interval, wilson_interval
 
 __all__ = ["METRICS", "SlotResult", "slot_profile", "summarise"]
 

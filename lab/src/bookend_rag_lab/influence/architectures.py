@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bookend_rag import ModelSpec, available_presets
-from bookend_rag.lab import deps
+from bookend_rag_lab import deps
 
 if TYPE_CHECKING:
     import torch

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from bookend_rag.lab.influence.hooks import HookScope
+from bookend_rag_lab.influence.hooks import HookScope
 
 __all__ = ["AttentionShareRecorder", "decoder_layers"]
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from bookend_rag.arrays import FloatArray
-from bookend_rag.lab.influence.attn_share import AttentionShareRecorder
+from bookend_rag_lab.influence.attn_share import AttentionShareRecorder
 
 __all__ = [
     "InfluenceMeasurement",

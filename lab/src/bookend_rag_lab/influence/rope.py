@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from bookend_rag.lab.influence.hooks import HookScope
+from bookend_rag_lab.influence.hooks import HookScope
 
 __all__ = ["RopeOff", "rotary_modules"]
 

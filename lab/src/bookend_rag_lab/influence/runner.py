@@ -20,12 +20,12 @@ import numpy as np
 import torch
 
 from bookend_rag import ModelSpec, TabulatedProfile
-from bookend_rag.lab.fitting.theory_fit import compare, fit_depth_share, fit_poisson
-from bookend_rag.lab.influence.architectures import DEFAULT_VOCAB_CAP, build_config, random_model
-from bookend_rag.lab.influence.jacobian import InfluenceMeasurement, measure_influence
-from bookend_rag.lab.influence.rope import RopeOff
-from bookend_rag.lab.influence.text import bundled_text, hashed_word_ids, token_windows
-from bookend_rag.lab.models.local import TrainedModel
+from bookend_rag_lab.fitting.theory_fit import compare, fit_depth_share, fit_poisson
+from bookend_rag_lab.influence.architectures import DEFAULT_VOCAB_CAP, build_config, random_model
+from bookend_rag_lab.influence.jacobian import InfluenceMeasurement, measure_influence
+from bookend_rag_lab.influence.rope import RopeOff
+from bookend_rag_lab.influence.text import bundled_text, hashed_word_ids, token_windows
+from bookend_rag_lab.models.local import TrainedModel
 
 __all__ = [
     "PRECISIONS",
@@ -67,7 +67,7 @@ def measure_step0(
 
     Args:
         source: preset name, ``config.json`` path or transformers config (see
-            :func:`~bookend_rag.lab.influence.architectures.build_config`).
+            :func:`~bookend_rag_lab.influence.architectures.build_config`).
         n_tokens: sequence length ``N``.
         seeds: number of model initialisations (seeds ``0..seeds-1``).
         n_probes: Hutchinson probes per input.

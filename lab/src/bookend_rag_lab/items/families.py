@@ -1,7 +1,7 @@
 """Template families of the generated items: the fact templates, the word pools and the splits.
 
-Shared by the plain lookup items (:mod:`bookend_rag.lab.items.lookup`) and the hard items
-(:mod:`bookend_rag.lab.items.hard`). A family is one relation with its fact sentence, its question
+Shared by the plain lookup items (:mod:`bookend_rag_lab.items.lookup`) and the hard items
+(:mod:`bookend_rag_lab.items.hard`). A family is one relation with its fact sentence, its question
 and the answer prefix that the answer continues; entities and values are drawn from the pools below
 with the item's own ``random.Random``, so the same seed always gives the same item.
 

@@ -1,6 +1,6 @@
 """Hard lookup items: close distractors, near-duplicates of the gold and unequal lengths.
 
-The plain lookup items (:mod:`bookend_rag.lab.items.lookup`) give every document one fact about its
+The plain lookup items (:mod:`bookend_rag_lab.items.lookup`) give every document one fact about its
 own entity, so a retriever finds the gold document first almost always and only the slot of the top
 result is ever tested. These items make retrieval err the way real retrieval does:
 
@@ -13,7 +13,7 @@ result is ever tested. These items make retrieval err the way real retrieval doe
 - **unequal lengths**: each document is padded with neutral filler to a target of 20 to 400
   tokens (about 1.3 tokens per word), drawn log-uniformly with a bias towards short documents.
 
-Each item records every document's role (:attr:`~bookend_rag.lab.items.item.Item.roles`). Item ``i``
+Each item records every document's role (:attr:`~bookend_rag_lab.items.item.Item.roles`). Item ``i``
 of a split has the number ``SPLIT_OFFSETS[split] + i`` (calibration and evaluation never share an
 item) and comes from ``random.Random(f"hard:{seed}:{number}")``; template families are chosen as
 for the plain items, so a transfer check evaluates on families the calibration never saw.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from bookend_rag.lab.items.families import (
+from bookend_rag_lab.items.families import (
     CITIES,
     COLOURS,
     COMPANIES,
@@ -39,7 +39,7 @@ from bookend_rag.lab.items.families import (
     numbered,
     values,
 )
-from bookend_rag.lab.items.item import Item
+from bookend_rag_lab.items.item import Item
 
 __all__ = ["DISTRACTORS", "GOLD", "MAX_TOKENS", "MIN_TOKENS", "ROLES", "hard_items", "max_docs"]
 

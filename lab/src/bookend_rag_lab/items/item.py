@@ -1,8 +1,8 @@
 """Items: one question, its documents and the gold answer; one prompt renderer; the JSONL format.
 
 Every source of items gives this one type: the generated lookup and hard items
-(:mod:`~bookend_rag.lab.items.lookup`, :mod:`~bookend_rag.lab.items.hard`), the NaturalQuestions
-suite (:mod:`~bookend_rag.lab.items.nq`) and the user's own JSONL file (:func:`load_jsonl`). Every
+(:mod:`~bookend_rag_lab.items.lookup`, :mod:`~bookend_rag_lab.items.hard`), the NaturalQuestions
+suite (:mod:`~bookend_rag_lab.items.nq`) and the user's own JSONL file (:func:`load_jsonl`). Every
 experiment renders it with :meth:`Item.rendered`: the prompt text is part of the call-cache key and
 of every recorded run, so it never changes.
 
@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
-from bookend_rag.lab.models.scorer import Prompt
+from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate
+from bookend_rag_lab.models.scorer import Prompt
 
 __all__ = ["Item", "items_sha256", "load_jsonl"]
 
@@ -58,12 +58,12 @@ class Item:
         gold: index of the document holding the answer, or ``None`` when unknown.
         family: template family (``"file"`` for user data, ``"nq-bm25"`` ... for the NQ suite).
         answer_prefix: text after ``"Answer:"`` that the answer continues (generated items).
-        roles: each document's part in a hard item (:data:`bookend_rag.lab.items.hard.ROLES`,
+        roles: each document's part in a hard item (:data:`bookend_rag_lab.items.hard.ROLES`,
             ``roles[gold] == "gold"``); empty for other items.
         filler: the ``(lo, hi)`` filler sentences per document of a plain lookup item, or
             ``None``.
-        template: the prompt it is rendered into (:mod:`~bookend_rag.lab.items.template`; ``None``:
-            bookend's own, :func:`~bookend_rag.lab.items.template.render_prompt`). Not part of
+        template: the prompt it is rendered into (:mod:`~bookend_rag_lab.items.template`; ``None``:
+            bookend's own, :func:`~bookend_rag_lab.items.template.render_prompt`). Not part of
             the item's identity: items compare and hash (:func:`items_sha256`) alike under any
             template.
     """
@@ -118,9 +118,9 @@ class Item:
         """The prompt with the documents in ``order`` (a permutation of ``range(K)``; default: as
         given) rendered into the item's template, and the character span ``[start, end)`` of
         each document, slot 1 first (bookend's own prompt,
-        :func:`~bookend_rag.lab.items.template.render_prompt`, spans each ``"Document k: ..."``;
+        :func:`~bookend_rag_lab.items.template.render_prompt`, spans each ``"Document k: ..."``;
         a template's spans are described in
-        :mod:`~bookend_rag.lab.items.template`).
+        :mod:`~bookend_rag_lab.items.template`).
 
         Raises:
             ValueError: when ``order`` is not a permutation of the documents.

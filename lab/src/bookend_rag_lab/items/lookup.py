@@ -1,12 +1,12 @@
 """Plain lookup items: K short documents, each one fact about its own entity; one is asked about.
 
 Pure Python and deterministic. ``lookup_items(n_items, n_docs, ...)`` gives ``n_items``
-:class:`~bookend_rag.lab.items.item.Item` objects of ``n_docs`` documents: document ``k`` states the
+:class:`~bookend_rag_lab.items.item.Item` objects of ``n_docs`` documents: document ``k`` states the
 family's fact about entity ``k`` with value ``k``, so the values are the candidates (distinct
 within an item, chance accuracy ``1/K``) and ``gold`` is the document asked about.
 
 Item ``i`` of a split has the number ``SPLIT_OFFSETS[split] + i`` and comes from
-``random.Random(f"{seed}:{number}")`` (:mod:`~bookend_rag.lab.items.families`): the same
+``random.Random(f"{seed}:{number}")`` (:mod:`~bookend_rag_lab.items.families`): the same
 ``(seed, split, i)`` always gives the same item. ``families`` selects template families (default
 all, used in turn: item ``i`` takes family ``families[i % len(families)]``). ``filler=(lo, hi)``
 sets how many filler sentences surround each fact (uniform in ``lo..hi``, at a random place),
@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from bookend_rag.lab.items.families import (
+from bookend_rag_lab.items.families import (
     CITIES,
     CODENAMES,
     COLOURS,
@@ -34,7 +34,7 @@ from bookend_rag.lab.items.families import (
     numbered,
     values,
 )
-from bookend_rag.lab.items.item import Item
+from bookend_rag_lab.items.item import Item
 
 __all__ = ["DEFAULT_FILLER", "lookup_items", "max_docs"]
 

@@ -3,8 +3,8 @@
 Source: the 2,655 NaturalQuestions-Open questions with their gold passages that Liu et al. 2023
 ("Lost in the Middle", arXiv 2307.03172) publish as ``qa_data/nq-open-oracle.jsonl.gz`` (MIT; the
 passages are Wikipedia text, CC BY-SA; the questions Natural Questions, CC BY-SA 3.0). The file
-and its licence ship in ``bookend/lab/data`` (``NQ-README.md``, ``NQ-LICENSE``). No one here wrote
-a word of it: it is the suite a default is checked on after being chosen elsewhere.
+and its licence ship in ``bookend_rag_lab/data`` (``NQ-README.md``, ``NQ-LICENSE``). No one here
+wrote a word of it: it is the suite a default is checked on after being chosen elsewhere.
 
 Construction (deterministic, no model involved):
 
@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import (
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.pool import (
     POOL_RETRIEVERS,
     SPLIT_SHARES,
     bucket,

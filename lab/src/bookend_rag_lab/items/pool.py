@@ -7,7 +7,7 @@ split never depends on the order of a file; :func:`in_turn` orders a split's ite
 groups; :func:`mine_item` takes a question's hard negatives from the ranked pool of real QA
 passages (NQ, SQuAD), each negative offering an answer of its own as a candidate, and
 :func:`titled` writes such a passage as those suites show it; :func:`bundled` finds a data file
-that ships in ``bookend_rag/lab/data``.
+that ships in ``bookend_rag_lab/data``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from bookend_rag.lab.items.answers import normalize_answer
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.retrieval import MiniLMRetriever, bm25_tokens
+from bookend_rag_lab.items.answers import normalize_answer
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.retrieval import MiniLMRetriever, bm25_tokens
 
 __all__ = [
     "POOL_RETRIEVERS",
@@ -74,8 +74,8 @@ def in_turn(groups: Sequence[Sequence[_T]]) -> list[_T]:
 
 
 def bundled(name: str) -> Path:
-    """The path of a data file that ships with the lab (``bookend_rag/lab/data/NAME``)."""
-    return Path(str(resources.files("bookend_rag.lab").joinpath("data", name)))
+    """The path of a data file that ships with the lab (``bookend_rag_lab/data/NAME``)."""
+    return Path(str(resources.files("bookend_rag_lab").joinpath("data", name)))
 
 
 def titled(title: str, text: str) -> str:
@@ -101,7 +101,7 @@ def mine_item(
 
     The pool is walked in the retriever's order (``scores``, higher first); a passage becomes a
     negative when it contains none of ``answers`` (after
-    :func:`~bookend_rag.lab.items.answers.normalize_answer`) and one of its
+    :func:`~bookend_rag_lab.items.answers.normalize_answer`) and one of its
     ``offers`` (answers of its own questions, in preference order) is distinct, after
     normalisation, from every candidate already taken: its first such offer is its candidate. The
     gold candidate is ``answers[0]``. The ``k`` documents are ranked by the same scores.

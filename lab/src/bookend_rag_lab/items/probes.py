@@ -1,7 +1,7 @@
 """Probe items from recorded retrievals: items whose answer is known by construction, no labels.
 
 A team has its retriever's output (:mod:`bookend_rag.retrievals`), rarely gold answers. From each
-recorded retrieval, :func:`probe_items` builds one :class:`~bookend_rag.lab.items.item.Item` that
+recorded retrieval, :func:`probe_items` builds one :class:`~bookend_rag_lab.items.item.Item` that
 keeps everything of the user's prompt but the question: their K documents, in their retriever's
 order, with their scores and lengths, rendered later into their template. Each document gets one
 inserted statement at its end, ``"The code of this document is <code>."``, with a code word that
@@ -47,10 +47,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate, flat_text
-from bookend_rag.lab.models.scorer import answer_text, prompt_text
 from bookend_rag.retrievals import RetrievalRecord
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate, flat_text
+from bookend_rag_lab.models.scorer import answer_text, prompt_text
 
 __all__ = [
     "CODE_WORDS",
@@ -150,7 +150,7 @@ class Probes:
         context: the model's context in tokens that prompts were checked against (``None``: not
             known, not checked).
         design: how the items were built: ``"codes"`` (this module) or ``"self-answer"``
-            (:mod:`~bookend_rag.lab.items.self_answer`).
+            (:mod:`~bookend_rag_lab.items.self_answer`).
         answers: the answers generated for self-answer probes (generation calls).
         commonest: the answer generated most often and from how many documents (self-answer
             probes; ``None``: none generated), which tells a model that repeats its prompt

@@ -33,8 +33,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import (
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.pool import (
     POOL_RETRIEVERS,
     SPLIT_SHARES,
     bucket,

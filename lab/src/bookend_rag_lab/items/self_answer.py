@@ -1,20 +1,20 @@
 """Self-answer probes: label-free items that keep the user's own question.
 
 From each recorded retrieval (:mod:`bookend_rag.retrievals`) with a question,
-:func:`self_answer_items` builds one :class:`~bookend_rag.lab.items.item.Item` that is the user's
+:func:`self_answer_items` builds one :class:`~bookend_rag_lab.items.item.Item` that is the user's
 prompt unaltered: their question over their K documents, in their retriever's order, with their
 scores, rendered later into their template. Only the answer is made up, by the model itself:
 
 - **Candidates.** The model answers the question from each document alone, greedily, through the
   same template: ``a_i = cut(generate(template([d_i], question)))``, at most
   :data:`ANSWER_TOKENS` tokens, cut by :func:`short_answer` to its first line and sentence. The
-  candidates are the distinct answers (:func:`~bookend_rag.lab.items.answers.answer_key`).
+  candidates are the distinct answers (:func:`~bookend_rag_lab.items.answers.answer_key`).
 - **Target.** The answer from the retriever's first document (the highest score; the first on
   ties): the document the retriever backs, so the probe measures how much of the model's answer a
   placement leaves to that document when all K are in the prompt. No label is needed: the
   retriever's ranking is the pseudo-gold.
 
-Why not an inserted code (:mod:`~bookend_rag.lab.items.probes`): a lookup of a code named by a
+Why not an inserted code (:mod:`~bookend_rag_lab.items.probes`): a lookup of a code named by a
 quoted phrase is another task than the user's question, and on the measured cell its position
 curve was the reverse of the labelled items' one (first slots best where real questions read the
 last slot best); this design, with the user's question and their answer type, tracked the
@@ -25,7 +25,7 @@ then the scoring calls of any run. The answers are the model's own, so they are 
 a deterministic backend and cached in the run's call cache.
 
 A retrieval is skipped with a counted, one-line reason
-(:data:`~bookend_rag.lab.items.probes.SKIP_REASONS`): no question, fewer than 2 documents, an
+(:data:`~bookend_rag_lab.items.probes.SKIP_REASONS`): no question, fewer than 2 documents, an
 empty first document, a prompt longer than the model's context, no answer from the first
 document, or one answer from every document (nothing to tell apart). The user's file is only read.
 """
@@ -36,18 +36,18 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from bookend_rag.lab.items.answers import answer_key
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import (
+from bookend_rag.retrievals import RetrievalRecord
+from bookend_rag_lab.items.answers import answer_key
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.probes import (
     PROBE_FAMILY,
     Probes,
     retriever_scores,
     top_document,
     unusable,
 )
-from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
-from bookend_rag.lab.models.scorer import Prompt, prompt_text
-from bookend_rag.retrievals import RetrievalRecord
+from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate
+from bookend_rag_lab.models.scorer import Prompt, prompt_text
 
 __all__ = [
     "ANSWER_TOKENS",
@@ -173,7 +173,7 @@ def _probe(
     context: int | None,
 ) -> tuple[tuple[float, ...], int] | str:
     """The scores and the first document of a retrieval that may give a probe, or why it cannot
-    (a key of :data:`~bookend_rag.lab.items.probes.SKIP_REASONS`), before any generation."""
+    (a key of :data:`~bookend_rag_lab.items.probes.SKIP_REASONS`), before any generation."""
     reason = unusable(record, DESIGN)
     if reason is not None:
         return reason

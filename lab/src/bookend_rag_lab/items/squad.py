@@ -3,7 +3,7 @@
 Source: the first five articles of the SQuAD 2.0 development set (Rajpurkar et al. 2016, 2018;
 CC BY-SA 4.0; the paragraphs are Wikipedia text): 173 paragraphs and their 705 answerable
 questions, converted by ``bench/squad_data.py``. The file and its licence ship in
-``bookend_rag/lab/data`` (``SQUAD-README.md``, ``SQUAD-LICENSE``). It complements the NQ suite:
+``bookend_rag_lab/data`` (``SQUAD-README.md``, ``SQUAD-LICENSE``). It complements the NQ suite:
 crowd-written questions asked of the paragraph in front of the writer (several per paragraph),
 and negatives that are mostly other paragraphs of the same article, so they share its title and
 its subject.
@@ -12,7 +12,7 @@ Construction (deterministic, no model involved):
 
 1. **Splits.** Each paragraph goes to ``calibration`` (30%), ``selection`` (20%) or
    ``evaluation`` (50%) by the SHA-256 of its text (``SPLIT_SHARES`` of
-   :mod:`~bookend_rag.lab.items.pool`), and its questions follow it; negatives come from the same
+   :mod:`~bookend_rag_lab.items.pool`), and its questions follow it; negatives come from the same
    split's paragraphs only, so the splits never share a passage (nor, therefore, a question).
 2. **Item order.** The split's questions are taken in turn across its paragraphs (file order):
    every paragraph's first question, then every paragraph's second, and so on; the question at
@@ -23,7 +23,7 @@ Construction (deterministic, no model involved):
    contain none of its answers (SQuAD normalisation: lower case, no punctuation, no articles)
    become the K - 1 negatives, each offering as its candidate the first answer of the first of its
    own questions whose answer is distinct, after normalisation, from the candidates already taken;
-   a paragraph that offers none is passed over (:func:`~bookend_rag.lab.items.pool.mine_item`).
+   a paragraph that offers none is passed over (:func:`~bookend_rag_lab.items.pool.mine_item`).
    A question whose split cannot give K - 1 such negatives gets no item.
 4. **Order.** The K documents are ranked by the same retriever; each carries its score, so the gold
    paragraph's rank is whatever real retrieval gives it (evaluate with retriever ``"file"``).
@@ -42,8 +42,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.pool import (
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.pool import (
     POOL_RETRIEVERS,
     SPLIT_SHARES,
     bucket,

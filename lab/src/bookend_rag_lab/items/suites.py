@@ -2,15 +2,15 @@
 
 :data:`SUITES` maps a name to its builder:
 
-- ``hard`` (:mod:`~bookend_rag.lab.items.hard`): generated lookups with near-duplicates, distractors
+- ``hard`` (:mod:`~bookend_rag_lab.items.hard`): generated lookups with near-duplicates, distractors
   and documents of 20 to 400 tokens, on which retrievers often miss;
-- ``lookup`` (:mod:`~bookend_rag.lab.items.lookup`): the plain generated lookups, one fact per
+- ``lookup`` (:mod:`~bookend_rag_lab.items.lookup`): the plain generated lookups, one fact per
   document, with ``filler`` setting the prompt length;
-- ``nq`` (:mod:`~bookend_rag.lab.items.nq`): real NaturalQuestions passages among retrieved hard
+- ``nq`` (:mod:`~bookend_rag_lab.items.nq`): real NaturalQuestions passages among retrieved hard
   negatives; fixed by its split (no seed, no template families, no filler);
-- ``records`` (:mod:`~bookend_rag.lab.items.records`): real ISO 3166-2 subdivision records, K
+- ``records`` (:mod:`~bookend_rag_lab.items.records`): real ISO 3166-2 subdivision records, K
   look-alikes of one country per item: short records of nearly equal length; fixed by its split;
-- ``squad`` (:mod:`~bookend_rag.lab.items.squad`): real SQuAD 2.0 questions, their Wikipedia
+- ``squad`` (:mod:`~bookend_rag_lab.items.squad`): real SQuAD 2.0 questions, their Wikipedia
   paragraph among retrieved hard negatives (mostly paragraphs of the same article); fixed by its
   split.
 
@@ -25,12 +25,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.items.item import Item, load_jsonl
-from bookend_rag.lab.items.lookup import DEFAULT_FILLER, lookup_items
-from bookend_rag.lab.items.nq import nq_items
-from bookend_rag.lab.items.records import records_items
-from bookend_rag.lab.items.squad import squad_items
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.items.item import Item, load_jsonl
+from bookend_rag_lab.items.lookup import DEFAULT_FILLER, lookup_items
+from bookend_rag_lab.items.nq import nq_items
+from bookend_rag_lab.items.records import records_items
+from bookend_rag_lab.items.squad import squad_items
 
 __all__ = ["SUITES", "Request", "Suite", "load_items", "suite_items"]
 
@@ -138,7 +138,7 @@ def load_items(
     split: str = "evaluation",
     families: Sequence[str] | None = None,
 ) -> list[Item]:
-    """The items of an experiment: a JSONL path (:func:`~bookend_rag.lab.items.item.load_jsonl`), a
+    """The items of an experiment: a JSONL path (:func:`~bookend_rag_lab.items.item.load_jsonl`), a
     list of items, or ``None`` for the first ``n_items`` of ``suite`` (:func:`suite_items`).
 
     Raises:

@@ -10,7 +10,7 @@ tune and calibrate render each item through a :class:`PromptTemplate`:
 - :class:`JinjaTemplate`: a Jinja2 text template (the engine of Haystack's ``PromptBuilder`` and of
   LangChain's jinja2 templates) that the answer continues after one space, or chat messages whose
   contents are Jinja2 templates, which the model's own chat template renders and whose assistant
-  turn the answer opens (:class:`~bookend_rag.lab.models.scorer.ChatPrompt`);
+  turn the answer opens (:class:`~bookend_rag_lab.models.scorer.ChatPrompt`);
 - :class:`FrameworkTemplate`: a LangChain, LlamaIndex or Haystack prompt object, rendered by the
   framework itself (:func:`framework_template`).
 
@@ -37,7 +37,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from bookend_rag.lab.models.scorer import ROLES, ChatPrompt, Prompt, prompt_key
+from bookend_rag_lab.models.scorer import ROLES, ChatPrompt, Prompt, prompt_key
 
 __all__ = [
     "BOOKEND_PROMPT",
@@ -311,7 +311,7 @@ class JinjaTemplate(_MarkedTemplate):
 
     Args:
         source: the template text, or ``(role, template)`` pairs for chat messages (roles from
-            :data:`~bookend_rag.lab.models.scorer.ROLES`, the last one ``"user"``).
+            :data:`~bookend_rag_lab.models.scorer.ROLES`, the last one ``"user"``).
         name: how reports name it (default: ``"jinja"``).
 
     Raises:

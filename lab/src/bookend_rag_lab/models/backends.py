@@ -3,20 +3,20 @@
 :data:`BACKENDS` holds every backend a run can name, each registered (:func:`register`) with what
 the runs and the command line need to know of it, without importing it (torch, httpx):
 
-- ``local``: local weights in-process (:class:`~bookend_rag.lab.models.local.LocalScorer`);
+- ``local``: local weights in-process (:class:`~bookend_rag_lab.models.local.LocalScorer`);
 - ``completions``: a served model's ``/v1/completions``, next-token log-probabilities
-  (:class:`~bookend_rag.lab.models.endpoint.EndpointScorer`; ``--endpoint``);
+  (:class:`~bookend_rag_lab.models.endpoint.EndpointScorer`; ``--endpoint``);
 - ``chat``: its ``/v1/chat/completions`` with log-probabilities
-  (:class:`~bookend_rag.lab.models.chat.ChatEndpointScorer`; ``--chat``);
+  (:class:`~bookend_rag_lab.models.chat.ChatEndpointScorer`; ``--chat``);
 - ``generation``: generated chat answers, for APIs without log-probabilities
-  (:class:`~bookend_rag.lab.models.chat.GenerationScorer`; ``--no-logprobs``).
+  (:class:`~bookend_rag_lab.models.chat.GenerationScorer`; ``--no-logprobs``).
 
 A run (``evaluate``, ``tune``, ``calibrate``) takes a :class:`ScorerSpec` or a scorer itself. It
 builds a spec's scorer (:func:`scorer_for`) only after its own arguments and items are checked, so
 that a mistake never waits for a model to load or a server to answer, and closes it at its end.
 
-A new backend is a module with its scorer class (the :class:`~bookend_rag.lab.models.scorer.Scorer`
-members and its :class:`~bookend_rag.lab.models.scorer.Capabilities`) and one :func:`register`
+A new backend is a module with its scorer class (the :class:`~bookend_rag_lab.models.scorer.Scorer`
+members and its :class:`~bookend_rag_lab.models.scorer.Capabilities`) and one :func:`register`
 call here: its name, its capabilities, when the command line's arguments choose it, the options it
 reads from them and how it builds its scorer.
 """
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bookend_rag.lab.models.cache import CallCache
-from bookend_rag.lab.models.local import LocalScorer, load_trained
-from bookend_rag.lab.models.scorer import (
+from bookend_rag_lab.models.cache import CallCache
+from bookend_rag_lab.models.local import LocalScorer, load_trained
+from bookend_rag_lab.models.scorer import (
     CHAT_GENERATION,
     CHAT_LOGPROBS,
     COMPLETION_LOGPROBS,
@@ -179,19 +179,19 @@ def _transport(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _completions(spec: ScorerSpec, cache: CallCache, _say: Say) -> Scorer:
-    from bookend_rag.lab.models.endpoint import EndpointScorer
+    from bookend_rag_lab.models.endpoint import EndpointScorer
 
     return EndpointScorer(cache=cache, **spec.options)
 
 
 def _chat(spec: ScorerSpec, cache: CallCache, _say: Say) -> Scorer:
-    from bookend_rag.lab.models.chat import ChatEndpointScorer
+    from bookend_rag_lab.models.chat import ChatEndpointScorer
 
     return ChatEndpointScorer(cache=cache, **spec.options)
 
 
 def _generation(spec: ScorerSpec, cache: CallCache, _say: Say) -> Scorer:
-    from bookend_rag.lab.models.chat import GenerationScorer
+    from bookend_rag_lab.models.chat import GenerationScorer
 
     return GenerationScorer(cache=cache, **spec.options)
 

@@ -16,14 +16,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from bookend_rag.lab.models.scorer import Continuations, Prompt, prompt_key
+from bookend_rag_lab.models.scorer import Continuations, Prompt, prompt_key
 
 __all__ = ["CallCache", "call_key", "generation_key"]
 
 
 def call_key(model_id: str, prompt: Prompt, continuations: Sequence[str]) -> str:
     """The cache key of one model call: the SHA-256 of ``[model_id, prompt, continuations]``
-    (a chat prompt as its :func:`~bookend_rag.lab.models.scorer.prompt_key`)."""
+    (a chat prompt as its :func:`~bookend_rag_lab.models.scorer.prompt_key`)."""
     text = json.dumps([model_id, prompt_key(prompt), list(continuations)], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -1,10 +1,10 @@
 """Scoring chat prompts through an OpenAI-compatible ``/v1/chat/completions``, and generating
 answers where a chat API gives no log-probabilities.
 
-Both scorers take a :class:`~bookend_rag.lab.models.scorer.ChatPrompt` only (completion text is
-refused with one line: it goes to :class:`~bookend_rag.lab.models.endpoint.EndpointScorer`), and
+Both scorers take a :class:`~bookend_rag_lab.models.scorer.ChatPrompt` only (completion text is
+refused with one line: it goes to :class:`~bookend_rag_lab.models.endpoint.EndpointScorer`), and
 share the transport, the model check and the cache of
-:class:`~bookend_rag.lab.models.endpoint.ServedScorer`.
+:class:`~bookend_rag_lab.models.endpoint.ServedScorer`.
 
 :class:`ChatEndpointScorer` (OpenAI, vLLM, upstream llama-server, llama-cpp-python, Ollama's
 OpenAI API): every request has ``max_tokens=1``, ``temperature=0``, ``logprobs=true`` and
@@ -14,7 +14,7 @@ log-probabilities. Two methods, chosen at the probe and recorded in ``settings()
 - ``"chat-continuation"``, on a server that continues an assistant prefix and has a tokenizer
   (upstream llama-server, whose chat route continues a last assistant message; vLLM, with
   ``continue_final_message=true, add_generation_prompt=false``): the whole answer is scored token
-  by token, as :class:`~bookend_rag.lab.models.endpoint.EndpointScorer` does for completions,
+  by token, as :class:`~bookend_rag_lab.models.endpoint.EndpointScorer` does for completions,
 
       ln P(c | chat) = sum_t ln P(c_t | chat, assistant: c_<t),
 
@@ -37,8 +37,8 @@ In both, a token outside the top N gets the smallest returned log-probability, a
 :class:`GenerationScorer` (Anthropic, Gemini and others behind LiteLLM's OpenAI-compatible proxy;
 any chat API): log-probabilities are not requested; the answer is generated
 (``temperature=0``, ``max_tokens`` bounded) and returned as
-:attr:`~bookend_rag.lab.models.scorer.Continuations.generated`, which the metrics match against the
-gold answer (:mod:`bookend_rag.lab.metrics`: exact match and accuracy only).
+:attr:`~bookend_rag_lab.models.scorer.Continuations.generated`, which the metrics match against the
+gold answer (:mod:`bookend_rag_lab.metrics`: exact match and accuracy only).
 """
 
 from __future__ import annotations
@@ -47,14 +47,14 @@ import asyncio
 from dataclasses import replace
 from typing import Any, Literal, Unpack
 
-from bookend_rag.lab.models.endpoint import (
+from bookend_rag_lab.models.endpoint import (
     EndpointError,
     ServedScorer,
     TopTokens,
     Transport,
     top_logprobs,
 )
-from bookend_rag.lab.models.scorer import (
+from bookend_rag_lab.models.scorer import (
     CHAT_GENERATION,
     CHAT_LOGPROBS,
     ChatPrompt,
@@ -124,7 +124,7 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
 
     Args:
         base_url, served_model, cache, api_key_env, concurrency, timeout, retries, backoff: the
-            transport (:class:`~bookend_rag.lab.models.endpoint.ServedScorer`).
+            transport (:class:`~bookend_rag_lab.models.endpoint.ServedScorer`).
         top_logprobs: next tokens asked per request (OpenAI allows at most 20).
         beyond_top: what a token outside the top ``top_logprobs`` gets: ``"bound"`` or
             ``"error"``.
@@ -302,7 +302,7 @@ class GenerationScorer(_ChatRoute):
 
     Args:
         base_url, served_model, cache, api_key_env, concurrency, timeout, retries, backoff: the
-            transport (:class:`~bookend_rag.lab.models.endpoint.ServedScorer`).
+            transport (:class:`~bookend_rag_lab.models.endpoint.ServedScorer`).
         max_tokens: the longest answer generated, in tokens.
 
     Raises:

@@ -1,6 +1,6 @@
 """Scoring continuations through an OpenAI-compatible server (vLLM, llama.cpp's servers, ...).
 
-The score is the in-process scorer's (:mod:`bookend_rag.lab.models.local`): for each continuation
+The score is the in-process scorer's (:mod:`bookend_rag_lab.models.local`): for each continuation
 ``c`` of ``prompt``, the total log-probability of ``" " + c`` and whether greedy decoding produces
 it,
 
@@ -40,9 +40,9 @@ The server is probed once, at construction: the served model must be listed by `
 (llama-cpp-python answers a request for a model it does not serve with its default model, so the
 name is checked here), a tokenize endpoint must answer, and a completion must return next-token
 log-probabilities. A server without them (a chat-only API, a server without a tokenizer endpoint,
-such as Ollama's) is refused with one line: the chat scorers of :mod:`bookend_rag.lab.models.chat`
+such as Ollama's) is refused with one line: the chat scorers of :mod:`bookend_rag_lab.models.chat`
 serve those. This scorer takes completion text only; a chat prompt
-(:class:`~bookend_rag.lab.models.scorer.ChatPrompt`) is refused with one line.
+(:class:`~bookend_rag_lab.models.scorer.ChatPrompt`) is refused with one line.
 
 Transport (:class:`ServedScorer`, shared by every served scorer): httpx on one asyncio loop, at
 most ``concurrency`` requests in flight; every request has a ``timeout``; timeouts, connection
@@ -61,8 +61,8 @@ from typing import Any, Literal, TypedDict, Unpack
 
 import httpx
 
-from bookend_rag.lab.models.cache import CallCache, call_key, generation_key
-from bookend_rag.lab.models.scorer import (
+from bookend_rag_lab.models.cache import CallCache, call_key, generation_key
+from bookend_rag_lab.models.scorer import (
     COMPLETION_LOGPROBS,
     Capabilities,
     ChatPrompt,
@@ -284,7 +284,7 @@ class ServedScorer:
     def generate(self, prompt: Prompt, max_tokens: int) -> str:
         """The served model's greedy answer after ``prompt`` (``temperature=0``), at most
         ``max_tokens`` tokens, cut to its first line
-        (:func:`~bookend_rag.lab.models.scorer.first_line`; cached).
+        (:func:`~bookend_rag_lab.models.scorer.first_line`; cached).
 
         Raises:
             ValueError: for a prompt of a kind this scorer does not take.

@@ -11,7 +11,7 @@ at most the window on a sliding-window layer (Gemma 3's local layers). The outpu
 ``2 d V`` per position whose logits are kept (``V`` the vocabulary). Norms, rotary embeddings and
 softmaxes are elementwise and left out (a few percent at these sizes).
 
-One scoring call (:func:`~bookend_rag.lab.models.local.score_continuations`) runs the prompt's
+One scoring call (:func:`~bookend_rag_lab.models.local.score_continuations`) runs the prompt's
 ``P`` tokens with the head at its last position only, then each continuation's tokens but its last
 (the first token's probability is read after the prompt) after the prompt's cache, the head at each
 of them. :func:`call_flops` counts exactly that: the work any engine must do for the call, whatever

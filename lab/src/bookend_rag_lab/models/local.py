@@ -4,7 +4,7 @@ Loading (:func:`load_trained`): transformers' ``from_pretrained`` with ``local_f
 nothing is downloaded; a GGUF file goes through ``from_pretrained(directory, gguf_file=name)``,
 which dequantises it (needs the packages ``gguf`` and ``accelerate``). The tokenizer comes from the
 same directory or file. Names such as ``smollm2`` resolve through
-:mod:`~bookend_rag.lab.models.weights`.
+:mod:`~bookend_rag_lab.models.weights`.
 
 Scoring (:func:`score_continuations`): one model call scores one prompt. The prompt is run once
 with a key-value cache, and the continuations (the candidates, or the answer alone) are then run
@@ -15,7 +15,7 @@ cache is not a plain append-only one (sliding-window layers, as in Gemma 3) inst
 repeated once per continuation, a batch that copies it K times; both give the same numbers as
 scoring ``prompt + c`` from scratch (tested).
 
-:class:`LocalScorer` is the :class:`~bookend_rag.lab.models.scorer.Scorer` of a loaded model,
+:class:`LocalScorer` is the :class:`~bookend_rag_lab.models.scorer.Scorer` of a loaded model,
 through a call cache. Importing this module does not import torch; loading and scoring do.
 """
 
@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bookend_rag
-from bookend_rag.lab import deps
-from bookend_rag.lab.models.cache import CallCache, call_key, generation_key
-from bookend_rag.lab.models.scorer import (
+from bookend_rag.spec import preset_key
+from bookend_rag_lab import deps
+from bookend_rag_lab.models.cache import CallCache, call_key, generation_key
+from bookend_rag_lab.models.scorer import (
     IN_PROCESS,
     Capabilities,
     ChatPrompt,
@@ -40,8 +41,7 @@ from bookend_rag.lab.models.scorer import (
     answer_text,
     first_line,
 )
-from bookend_rag.lab.models.weights import resolve_weights
-from bookend_rag.spec import preset_key
+from bookend_rag_lab.models.weights import resolve_weights
 
 if TYPE_CHECKING:
     import torch
@@ -80,7 +80,7 @@ def load_trained(path: str | Path, *, device: str = "cpu", dtype: str = "float32
     """Load a causal LM from a local model directory or a ``.gguf`` file, offline.
 
     ``path`` may also name installed weights
-    (:data:`~bookend_rag.lab.models.weights.NAMED_WEIGHTS`).
+    (:data:`~bookend_rag_lab.models.weights.NAMED_WEIGHTS`).
     ``device`` is ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when available); ``dtype`` one of
     :data:`DTYPES`.
 
@@ -193,7 +193,7 @@ def score_continuations(
 ) -> Continuations:
     """Score each continuation after ``prompt`` (see the module docstring): ``" " + c`` after
     completion text, ``c`` opening the assistant turn of a :class:`ChatPrompt`
-    (:func:`~bookend_rag.lab.models.scorer.answer_text`).
+    (:func:`~bookend_rag_lab.models.scorer.answer_text`).
 
     ``packed`` chooses the continuation pass: ``None`` (default) packs them when the model's cache
     is a plain append-only one, ``False`` forces the batched pass (``True`` is only exact for
@@ -279,7 +279,7 @@ def _batched_pass(lm: Any, cache: Any, prompt_ids: Any, cand: Sequence[list[int]
 
 
 class LocalScorer:
-    """The :class:`~bookend_rag.lab.models.scorer.Scorer` of an in-process model.
+    """The :class:`~bookend_rag_lab.models.scorer.Scorer` of an in-process model.
 
     ``model`` needs ``lm``, ``tokenizer`` and ``name`` (a :class:`TrainedModel`). Its
     ``model_id`` is ``"NAME|DTYPE"`` (the weights' dtype), so calls of another precision never

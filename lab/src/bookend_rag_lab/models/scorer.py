@@ -19,10 +19,10 @@ a :class:`ChatPrompt`: chat messages that the model's own chat template renders,
 turn the answer opens (``c`` alone, no space).
 :func:`answer_text` says which text follows a prompt.
 
-The in-process model (:class:`~bookend_rag.lab.models.local.LocalScorer`) is one backend; another
+The in-process model (:class:`~bookend_rag_lab.models.local.LocalScorer`) is one backend; another
 (an OpenAI-compatible server) implements the same members. Every backend answers repeated
-requests from its call cache (:class:`~bookend_rag.lab.models.cache.CallCache`); the registry of
-backends by name is :mod:`~bookend_rag.lab.models.backends`.
+requests from its call cache (:class:`~bookend_rag_lab.models.cache.CallCache`); the registry of
+backends by name is :mod:`~bookend_rag_lab.models.backends`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 import bookend_rag
-from bookend_rag.lab.progress import progress_bar
+from bookend_rag_lab.progress import progress_bar
 
 __all__ = [
     "CHAT_GENERATION",
@@ -263,7 +263,7 @@ class Scorer(Protocol):
     reads at most (:func:`context_length`), ``settings()``, a served model's report entry
     (:func:`endpoint_settings`), ``generate(prompt, max_tokens)``, its greedy answer
     (:func:`generate`), and ``close()``, which a run that built the scorer calls at its
-    end (:func:`~bookend_rag.lab.models.backends.scorer_for`).
+    end (:func:`~bookend_rag_lab.models.backends.scorer_for`).
 
     Attributes:
         model_id: the id used in the call-cache key and the report.

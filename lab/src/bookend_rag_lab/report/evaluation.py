@@ -5,7 +5,7 @@ Fields of ``report.json`` (``report_version`` 1):
 ``report_version``, ``bookend_version``, ``model`` (the scorer's ``model_id``: for local weights
 the loaded path and dtype, ``PATH|float32``; for a served model ``BASE_URL/NAME``), ``settings``
 (what was run: the items and their ``source``, the kind that decided, labelled items, a built-in
-suite or probes from retrievals (:mod:`~bookend_rag.lab.report.source`); the suite, K, seed,
+suite or probes from retrievals (:mod:`~bookend_rag_lab.report.source`); the suite, K, seed,
 families, split, retrievers, random draws, oracle, profiles, theory, device, dtype, and
 ``endpoint``: for a served model how it was scored, ``method``, ``tokenizer``, ``top_logprobs``,
 ``completion_requests``, ``scored_tokens`` and ``bounded_tokens``, the tokens outside the top
@@ -54,10 +54,10 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab.reorderers import BASELINES
-from bookend_rag.lab.report.cells import difference_cell, estimate_cell
-from bookend_rag.lab.report.source import source_sentence
-from bookend_rag.lab.stats import estimate, mcnemar_exact, mcnemar_sample_size, paired_difference
+from bookend_rag_lab.reorderers import BASELINES
+from bookend_rag_lab.report.cells import difference_cell, estimate_cell
+from bookend_rag_lab.report.source import source_sentence
+from bookend_rag_lab.stats import estimate, mcnemar_exact, mcnemar_sample_size, paired_difference
 
 __all__ = ["REPORT_VERSION", "build_report", "markdown", "write"]
 
@@ -261,7 +261,7 @@ def write(report: Mapping[str, Any], text: str, directory: Path) -> list[Path]:
     from bookend_rag.plot import matplotlib_available
 
     if matplotlib_available():
-        from bookend_rag.lab.report import figures
+        from bookend_rag_lab.report import figures
 
         files += [
             figures.position_curve(report, directory / "position_curve.png"),

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.stats import paired_difference
 from bookend_rag.profiles.measured import measured_file
+from bookend_rag_lab.stats import paired_difference
 
 __all__ = [
     "CANDIDATES",
@@ -97,7 +97,7 @@ def against_current(
 
     ``current`` holds the retriever's order's ``mean``; every other entry its ``mean`` and the
     paired difference ``mean(order) - mean(current)`` over the same items with its 95% bootstrap
-    interval, MDE and verdict (:func:`~bookend_rag.lab.stats.paired_difference`). ``tuned`` names
+    interval, MDE and verdict (:func:`~bookend_rag_lab.stats.paired_difference`). ``tuned`` names
     the column holding ``bookend tune``'s choice: a candidate of :data:`CANDIDATES` (tune's own
     names accepted) or a report strategy (``bookend eval --config NAME=tuned.json``); without it
     the cell has no ``tuned`` entry. ``metric`` defaults to the report's primary metric.

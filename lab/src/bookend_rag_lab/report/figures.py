@@ -8,7 +8,7 @@
 - ``bookend calibrate``: :func:`plot_slots` (the slot table) and :func:`plot_heldback` (held-back
   accuracy by slot against every profile's prediction);
 - the documentation site: :func:`order_effects` (every order against the retriever's own, per
-  cell; :mod:`~bookend_rag.lab.report.evidence`) and :func:`position_influence` (measured and
+  cell; :mod:`~bookend_rag_lab.report.evidence`) and :func:`position_influence` (measured and
   theory slot curves, and where each model's default puts the chunks).
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.fitting.theory_fit import theory_bins
-from bookend_rag.lab.stats import wilson_interval
 from bookend_rag.plot import pyplot
 from bookend_rag.theory import dead_zone
+from bookend_rag_lab.fitting.theory_fit import theory_bins
+from bookend_rag_lab.stats import wilson_interval
 
 __all__ = [
     "candidate_means",
@@ -230,7 +230,7 @@ def plot_heldback(
     report: dict[str, Any], path: str | Path, *, title: str, skip: tuple[str, ...] = ()
 ) -> Path:
     """Observed accuracy by slot in each held-back cell (95% Wilson intervals) against every
-    candidate's prediction (:mod:`bookend_rag.lab.fitting.holdout`), one panel per cell; candidates
+    candidate's prediction (:mod:`bookend_rag_lab.fitting.holdout`), one panel per cell; candidates
     named in ``skip`` are left out."""
     plt = pyplot()
     cells = list(report["observed_by_slot"])
@@ -282,7 +282,7 @@ def order_effects(
     """One panel per model, one row per cell (the same cells in every panel, their names on the
     left): each order's paired difference with the retriever's own order, in points of
     ``metric`` with its 95% interval. ``panels[model][cell]`` is
-    :func:`~bookend_rag.lab.report.evidence.against_current`'s result.
+    :func:`~bookend_rag_lab.report.evidence.against_current`'s result.
 
     Raises:
         ValueError: the panels do not hold the same cells.

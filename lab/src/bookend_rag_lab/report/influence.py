@@ -1,5 +1,5 @@
 """The ``bookend validate`` summary for the terminal (the JSON report is
-:func:`bookend_rag.lab.influence.runner.make_report`'s)."""
+:func:`bookend_rag_lab.influence.runner.make_report`'s)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The sentence every report (and dry run) of ``bookend eval`` and ``bookend tune`` gives its
 items' source: which kind of items decided, labelled items, a built-in suite, or probes built from
 recorded retrievals without labels (the report's ``settings["source"]``,
-:func:`~bookend_rag.lab.experiments.setup.source_settings`)."""
+:func:`~bookend_rag_lab.experiments.setup.source_settings`)."""
 
 from __future__ import annotations
 

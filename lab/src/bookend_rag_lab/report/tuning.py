@@ -14,13 +14,13 @@ Files written:
     The tables, and the candidates' means with their intervals.
 
 Fields of ``report.json`` (``report_version`` 1): ``model``, ``settings`` (with ``source``, the
-kind of items that decided: :mod:`~bookend_rag.lab.report.source`), ``metric`` (the
+kind of items that decided: :mod:`~bookend_rag_lab.report.source`), ``metric`` (the
 primary metric, ``candidate_prob`` or ``gold_logprob``), ``n_items``, ``n_judged``, ``stopped``
 (``items``, ``calls`` or ``minutes``), ``candidates`` (per candidate: ``estimate`` ``{"mean",
 "ci_low", "ci_high", "n"}`` with a 95% bootstrap interval over the items it was judged on,
 ``eliminated_at`` (items judged when the race eliminated it, or ``null``), ``versus_default``
 (the paired comparison against the default on the same items at ``confidence``, uncorrected;
-fields of :class:`~bookend_rag.lab.decision.Comparison`), ``config``), ``random`` (the baseline's
+fields of :class:`~bookend_rag_lab.decision.Comparison`), ``config``), ``random`` (the baseline's
 estimate), ``decision`` (``chosen``, ``switched``, ``best``, ``guard``: the Bonferroni-corrected
 comparison that decided, ``reason``), ``chosen`` (``versus_default``, ``versus_framework``: against
 the best framework pattern other than itself, ``versus_random``), ``measurement`` (the slot
@@ -46,10 +46,10 @@ from typing import Any
 import numpy as np
 
 import bookend_rag
-from bookend_rag.lab.decision import Comparison, Decision, compare
-from bookend_rag.lab.report.cells import difference_cell, difference_unit, estimate_cell, value_cell
-from bookend_rag.lab.report.source import probe_caution, source_sentence
-from bookend_rag.lab.stats import estimate
+from bookend_rag_lab.decision import Comparison, Decision, compare
+from bookend_rag_lab.report.cells import difference_cell, difference_unit, estimate_cell, value_cell
+from bookend_rag_lab.report.source import probe_caution, source_sentence
+from bookend_rag_lab.stats import estimate
 
 __all__ = [
     "REPORT_VERSION",
@@ -65,7 +65,7 @@ REPORT_VERSION = 1
 
 def decision_sentence(metric: str, reason: str, guard: Mapping[str, Any] | None) -> str:
     """The decision's ``reason`` with the guard's comparison (a
-    :class:`~bookend_rag.lab.decision.Comparison` as JSON) in ``metric``'s units: points for a
+    :class:`~bookend_rag_lab.decision.Comparison` as JSON) in ``metric``'s units: points for a
     probability, nats for ``gold_logprob``."""
     if guard is None:
         return reason
@@ -362,7 +362,7 @@ def write(
     from bookend_rag.plot import matplotlib_available
 
     if matplotlib_available():
-        from bookend_rag.lab.report.figures import candidate_means
+        from bookend_rag_lab.report.figures import candidate_means
 
         files.append(candidate_means(report, directory / "tune.png"))
     return files
