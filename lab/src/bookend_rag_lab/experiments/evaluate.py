@@ -120,8 +120,8 @@ def evaluate(
         log: where to send one-line status messages (default: nowhere).
 
     Raises:
-        MissingDependencyError: the lab extra is not installed (``pip install
-            "bookend-rag[lab]"``, as the message says).
+        MissingDependencyError: torch or transformers is not installed (``pip install
+            "bookend-rag[lab]"`` brings them, as the message says).
         ValueError: for malformed items, unknown retrievers or suites, bad sizes, a scorer
             without a model config and no ``theory``, or a ``reuse`` report of another model or
             items.

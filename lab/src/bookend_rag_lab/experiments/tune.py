@@ -142,8 +142,8 @@ def tune(
         progress, log: progress bars on stderr; where one-line status messages go.
 
     Raises:
-        MissingDependencyError: the lab extra is not installed (``pip install
-            "bookend-rag[lab]"``, as the message says).
+        MissingDependencyError: torch or transformers is not installed (``pip install
+            "bookend-rag[lab]"`` brings them, as the message says).
         ValueError: for a bad argument (before any model is loaded), malformed items, unknown
             retrievers or suites, or too few items for the folds.
     """
