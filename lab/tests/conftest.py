@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-# Read when the hub library is imported, hence before transformers. The lab's tests need the
-# lab extra: without it they fail loudly rather than skip.
+# Read when the hub library is imported, hence before transformers. The lab's tests need torch
+# and transformers: without them they fail loudly rather than skip.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 import transformers
