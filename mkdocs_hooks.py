@@ -166,7 +166,7 @@ def evidence() -> dict[str, Any]:
     ``matrix.worst.CANDIDATE``), ``tuned_cells`` and ``prompt_cells`` (their JSON),
     ``label_free`` (:func:`label_free`) and ``label_free_codes`` (the code probes' cell). Read
     once per build (:func:`on_config` clears it)."""
-    from bookend_rag.lab.report.evidence import against_current
+    from bookend_rag_lab.report.evidence import against_current
 
     cells = {}
     for cell, (_, _, report, tuned) in CELLS.items():
@@ -421,7 +421,7 @@ def orders_table() -> str:
     difference from it of bookend's default and tune's choice (``default / tuned``) and of the
     best framework pattern, in points (bold where the 95% interval excludes 0; the figure draws
     the intervals)."""
-    from bookend_rag.lab.report.evidence import strongest
+    from bookend_rag_lab.report.evidence import strongest
 
     def diff(entry: Mapping[str, Any] | None) -> str:
         if entry is None:
@@ -486,7 +486,7 @@ def fill(markdown: str, where: str = "the page") -> str:
 def draw_figures(folder: Path) -> dict[str, Path]:
     """Draw the site's figures from the reports into ``folder``; site path -> file."""
     from bookend_rag import ModelSpec, reorder
-    from bookend_rag.lab.report.figures import (
+    from bookend_rag_lab.report.figures import (
         candidate_means,
         order_effects,
         position_influence,

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import bookend_rag
-from bookend_rag.lab.items.suites import load_items
-from bookend_rag.lab.models import load_scorer
+from bookend_rag_lab.items.suites import load_items
+from bookend_rag_lab.models import load_scorer
 
 PROMPTS = {"bookend": None, "chat-json": "bench/prompts/chat-json-records.json"}
 SUITES = ("records", "hard", "nq")

@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.report.evidence import CANDIDATES, per_item
-from bookend_rag.lab.stats import paired_difference
+from bookend_rag_lab.report.evidence import CANDIDATES, per_item
+from bookend_rag_lab.stats import paired_difference
 
 
 def cell_losses(values: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 Starts ``python -m llama_cpp.server`` on the SmolLM2 GGUF (127.0.0.1, a free port, ``--threads``
 CPU threads), then scores the same hard-item prompts (K documents, every candidate answer) with
-:class:`~bookend_rag.lab.models.endpoint.EndpointScorer` at 1, 4 and 8 requests in flight, a fresh
+:class:`~bookend_rag_lab.models.endpoint.EndpointScorer` at 1, 4 and 8 requests in flight, a fresh
 in-memory cache each time, after one warm-up pass (``--in-flight``, ``--top-logprobs`` change
 what is run). Each prompt costs one completion request per
 distinct context ``prompt + c_<t`` (see the scorer's docstring). For scale, the same prompts are
@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.models import load_scorer
-from bookend_rag.lab.models.endpoint import EndpointScorer
-from bookend_rag.lab.models.llama_server import LlamaServer
-from bookend_rag.lab.models.weights import smollm2_gguf
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.models import load_scorer
+from bookend_rag_lab.models.endpoint import EndpointScorer
+from bookend_rag_lab.models.llama_server import LlamaServer
+from bookend_rag_lab.models.weights import smollm2_gguf
 
 SERVED = "SmolLM2-135M-Instruct"
 

@@ -28,7 +28,7 @@ from placement_quality.order_effects import (
     order_features,
 )
 
-from bookend_rag.lab.items.hard import hard_items
+from bookend_rag_lab.items.hard import hard_items
 
 BENCH = Path(__file__).resolve().parent
 RANDOM = "random"

@@ -1,7 +1,7 @@
 """Model-call cost of ``bookend eval``: the packed continuation pass against the batched one.
 
 ``bookend eval`` scores the K candidate answers after every prompt
-(:func:`bookend_rag.lab.models.local.score_continuations`). The prompt runs once; the candidates
+(:func:`bookend_rag_lab.models.local.score_continuations`). The prompt runs once; the candidates
 then run either packed into one sequence after the prompt's cache (block mask, the default for
 models with a plain cache) or as a batch of K rows, each on its own copy of the cache (the fallback
 for sliding-window caches). For built-in hard items at each K this times one whole call per path,
@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.models.local import load_trained, score_continuations
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.models.local import load_trained, score_continuations
 
 
 def _timed(packed: bool, model: Any, prompt: str, cands: list[str]) -> Any:

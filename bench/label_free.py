@@ -61,11 +61,11 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.experiments.trials import Ranked, retriever_names
-from bookend_rag.lab.items.suites import suite_items
-from bookend_rag.lab.report.evidence import CURRENT, TUNE_TO_CANDIDATE, per_item
-from bookend_rag.lab.stats import MDE_FACTOR, paired_difference
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord, write_retrievals
+from bookend_rag_lab.experiments.trials import Ranked, retriever_names
+from bookend_rag_lab.items.suites import suite_items
+from bookend_rag_lab.report.evidence import CURRENT, TUNE_TO_CANDIDATE, per_item
+from bookend_rag_lab.stats import MDE_FACTOR, paired_difference
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOKEND = str(Path(sys.executable).parent / "bookend")

@@ -21,7 +21,7 @@ each prompt in turn (rotating who goes first), so that the other jobs of a share
 on all of them alike; every engine runs on one thread.
 
 Per call: the prompt's and the candidates' tokens and operations
-(:mod:`bookend_rag.lab.models.flops`: what any engine must compute for the call) and the call's
+(:mod:`bookend_rag_lab.models.flops`: what any engine must compute for the call) and the call's
 wall and CPU seconds (the CPU time of this thread, or of the server's process), hence the rate
 reached, against the machine's peak: the best rate of a large float32 matrix product in torch
 (``--peak-size``), on one thread and on two (and in bfloat16 on one, bfloat16's own limit).
@@ -57,17 +57,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from bookend_rag.lab.experiments.trials import rank_items
-from bookend_rag.lab.frameworks import haystack_order, langchain_order
-from bookend_rag.lab.items.hard import hard_items
-from bookend_rag.lab.metrics import item_metrics
-from bookend_rag.lab.models.endpoint import EndpointScorer
-from bookend_rag.lab.models.flops import ModelShape, call_flops
-from bookend_rag.lab.models.llama_server import LlamaCppServer, LlamaServer, ServerProcess
-from bookend_rag.lab.models.local import load_trained, prompt_ids, score_continuations
-from bookend_rag.lab.models.scorer import Continuations, answer_text
-from bookend_rag.lab.models.weights import gemma3_gguf, smollm2_gguf
-from bookend_rag.lab.reorderers import gold_at_slot
+from bookend_rag_lab.experiments.trials import rank_items
+from bookend_rag_lab.frameworks import haystack_order, langchain_order
+from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.metrics import item_metrics
+from bookend_rag_lab.models.endpoint import EndpointScorer
+from bookend_rag_lab.models.flops import ModelShape, call_flops
+from bookend_rag_lab.models.llama_server import LlamaCppServer, LlamaServer, ServerProcess
+from bookend_rag_lab.models.local import load_trained, prompt_ids, score_continuations
+from bookend_rag_lab.models.scorer import Continuations, answer_text
+from bookend_rag_lab.models.weights import gemma3_gguf, smollm2_gguf
+from bookend_rag_lab.reorderers import gold_at_slot
 
 MODELS = {"smollm2": smollm2_gguf, "gemma3-270m": gemma3_gguf}
 #: The served engines, by the server that runs them.

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bookend_rag.lab.stats import paired_difference
+from bookend_rag_lab.stats import paired_difference
 
 METRIC = "candidate_prob"
 IN_BOOKEND, IN_USER, RETRIEVAL = "bookend-in-bookend-prompt", "bookend-in-user-prompt", "retrieval"

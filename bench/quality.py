@@ -2,7 +2,7 @@
 
 Expected accuracy of every strategy for K = 3..20 and several retrieval rank laws, on the published
 position curves of Liu et al. 2023 (``bench/placement_quality/``); regret against the oracle. The
-real runs on a model moved into the product: ``bookend eval`` (``bookend_rag.lab``), recorded
+real runs on a model moved into the product: ``bookend eval`` (``bookend_rag_lab``), recorded
 in ``bench/RESULTS.md``, "Placement quality (bookend eval)". A ``bookend eval`` report adds its
 measured position curve and its empirical gold-rank laws to the panel.
 

@@ -9,7 +9,7 @@ and no time, so the same source gives the same bytes.
 Usage (from the repository root)::
 
     .venv/bin/python bench/squad_data.py SQUAD_JSON \
-        src/bookend_rag/lab/data/squad2-dev-paragraphs.jsonl.gz
+        lab/src/bookend_rag_lab/data/squad2-dev-paragraphs.jsonl.gz
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ from typing import Any
 
 from default_matrix import per_item, points
 
-from bookend_rag.lab.report.evidence import TUNE_TO_CANDIDATE
-from bookend_rag.lab.stats import paired_difference
+from bookend_rag_lab.report.evidence import TUNE_TO_CANDIDATE
+from bookend_rag_lab.stats import paired_difference
 
 #: the rivals of target (b)
 FRAMEWORKS_AND_RANDOM = ("langchain", "llamaindex", "haystack", "random")

@@ -40,9 +40,9 @@ import numpy as np
 
 import bookend_rag
 from bookend_rag import WEIGHT_RULES, available_profile_presets, resolve_profile
-from bookend_rag.lab.experiments.evaluate import DEFAULT_FAMILIES
-from bookend_rag.lab.stats import paired_difference
 from bookend_rag.weighing import slot_weights
+from bookend_rag_lab.experiments.evaluate import DEFAULT_FAMILIES
+from bookend_rag_lab.stats import paired_difference
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -130,7 +130,7 @@ def panel(n_instances: int, seed: int) -> dict[str, Any]:
 
 def _paired(diff: np.ndarray) -> dict[str, float]:
     """Mean paired difference, its item-bootstrap 95% interval and the minimum detectable
-    difference at this n (:func:`bookend_rag.lab.stats.paired_difference`)."""
+    difference at this n (:func:`bookend_rag_lab.stats.paired_difference`)."""
     paired = paired_difference(diff, np.zeros_like(diff))
     return {
         "mean": paired.diff,
@@ -146,10 +146,10 @@ def real_runs(n_items: int, k_values: Sequence[int], seed: int, threads: int) ->
     the lab's items, retrievers, scorer and metrics."""
     import torch
 
-    from bookend_rag.lab.experiments.trials import plan_trials, rank_items, score_trials
-    from bookend_rag.lab.items import suite_items
-    from bookend_rag.lab.models import load_scorer
-    from bookend_rag.lab.reorderers import bookend_strategy
+    from bookend_rag_lab.experiments.trials import plan_trials, rank_items, score_trials
+    from bookend_rag_lab.items import suite_items
+    from bookend_rag_lab.models import load_scorer
+    from bookend_rag_lab.reorderers import bookend_strategy
 
     torch.set_num_threads(threads)
     scorer = load_scorer("smollm2")

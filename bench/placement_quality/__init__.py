@@ -7,5 +7,5 @@
 - :mod:`.report`: the panel's tables.
 - :mod:`.figures`: the panel's PNG figure.
 
-Real runs on a model are ``bookend eval`` (:mod:`bookend_rag.lab.experiments.evaluate`).
+Real runs on a model are ``bookend eval`` (:mod:`bookend_rag_lab.experiments.evaluate`).
 """

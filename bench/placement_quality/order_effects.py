@@ -1,7 +1,7 @@
 """Which part of a document order moves the gold answer: a regression within items.
 
 A ``bookend eval`` run scores many orders of the same item (every strategy and the random draws).
-For the built-in hard items each document's role is known (``bookend_rag.lab.items.hard.ROLES``),
+For the built-in hard items each document's role is known (``bookend_rag_lab.items.hard.ROLES``),
 so a scored order is described by
 
 - the gold document's slot: one indicator per slot, the middle slot ``K // 2`` the reference;
@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bookend_rag.arrays import FloatArray
-from bookend_rag.lab.items.hard import GOLD, ROLES
+from bookend_rag_lab.items.hard import GOLD, ROLES
 from placement_quality.expected import slots_of_ranks
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The strategies of the curve panel: the lab's (:mod:`bookend_rag.lab.reorderers`) and the panel's
+"""The strategies of the curve panel: the lab's (:mod:`bookend_rag_lab.reorderers`) and the panel's
 oracle, which knows the model's position curve and the retriever's rank distribution."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy.typing as npt
 
-from bookend_rag.lab.reorderers import Reorderer, bookend_strategy, fixed_strategies
+from bookend_rag_lab.reorderers import Reorderer, bookend_strategy, fixed_strategies
 from placement_quality.expected import oracle_order
 
 __all__ = ["FIXED_NAMES", "bookend_strategy", "fixed_strategies", "oracle_strategy"]

@@ -48,7 +48,6 @@ __all__ = [
     "Bookend",
     "ChunkSlot",
     "ConfigSource",
-    "EvalResult",
     "FittedProfile",
     "InfluenceProfile",
     "Layout",
@@ -56,8 +55,6 @@ __all__ = [
     "ModelSpec",
     "Placement",
     "PlacementConfig",
-    "RunSpec",
-    "ScorerSpec",
     "StrategyName",
     "TabulatedProfile",
     "TheoryProfile",
@@ -66,26 +63,32 @@ __all__ = [
     "__version__",
     "available_presets",
     "available_profile_presets",
-    "evaluate",
     "load_config",
     "load_profile",
     "measured_models",
     "relevance_from_scores",
     "reorder",
     "resolve_profile",
-    "tune",
 ]
 
 
 def __getattr__(name: str) -> Any:
     # Names that an installed package adds through the `bookend_rag.exports` entry-point group
-    # (this distribution's lab: `bookend_rag.evaluate`, `bookend_rag.tune` and the specs they
+    # (the lab, bookend-rag-lab: `bookend_rag.evaluate`, `bookend_rag.tune` and the specs they
     # take): each is loaded when first asked for, so that `import bookend_rag` stays light and the
-    # core never imports them.
-    entry = _exports().get(name)
-    if entry is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return entry.load()
+    # core never imports them. They are not in __all__: the core does not provide them.
+    exports = _exports()
+    entry = exports.get(name)
+    if entry is not None:
+        return entry.load()
+    missing = f"module {__name__!r} has no attribute {name!r}"
+    if not exports and not name.startswith("_"):
+        # Without the lab nothing is exported: a name asked for (the lab's evaluate, tune) says
+        # what to install, in one line, as the lab's commands do without it.
+        from bookend_rag.errors import LAB_HINT
+
+        missing += f"; the lab adds bookend_rag.evaluate and bookend_rag.tune: {LAB_HINT}"
+    raise AttributeError(missing)
 
 
 @cache

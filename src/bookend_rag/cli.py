@@ -1,7 +1,7 @@
 """The ``bookend`` command line: ``demo``, ``profile``, ``reorder``, ``presets``, and the
 subcommands that installed packages add through the ``bookend_rag.commands`` entry-point group
-(:data:`COMMANDS`; this distribution's ``pyproject.toml`` registers its measurement commands
-there, which need their extra only when they run)."""
+(:data:`COMMANDS`; the lab, the distribution ``bookend-rag-lab``, registers its measurement
+commands there; without it, each of :data:`LAB_COMMANDS` says in one line what to install)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bookend_rag.config import PlacementConfig, validation_message
 from bookend_rag.corpus import load_demo_corpus
 from bookend_rag.datafiles import load_data_json
+from bookend_rag.errors import LAB_HINT
 from bookend_rag.layout import Layout
 from bookend_rag.outlet import deliver
 from bookend_rag.place import Bookend
@@ -35,12 +36,16 @@ from bookend_rag.tuned import load_config
 from bookend_rag.version import __version__
 from bookend_rag.weighing import chunk_weights
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "LAB_COMMANDS", "build_parser", "main"]
 
 #: The entry-point group whose members add subcommands: each loads to a callable that takes the
 #: ``argparse`` subparsers object. The core reaches them only by this name, so it neither imports
 #: nor names the packages that provide them.
 COMMANDS = "bookend_rag.commands"
+
+#: The subcommands the lab adds through :data:`COMMANDS`: where the lab is not installed, each
+#: still parses and says in one line what to install, instead of argparse's "invalid choice".
+LAB_COMMANDS = ("validate", "calibrate", "eval", "tune")
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
@@ -486,7 +491,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     for entry in entry_points(group=COMMANDS):
         entry.load()(sub)
+    for name in LAB_COMMANDS:
+        if name not in sub.choices:
+            _without_the_lab(sub, name)
     return parser
+
+
+def _without_the_lab(sub: Any, name: str) -> None:
+    # No character starts an option here ("\0" is never typed), so every argument, --help too,
+    # is taken as it comes: the command's one answer is what to install.
+    cmd = sub.add_parser(
+        name, help="a command of the lab (not installed)", prefix_chars="\0", add_help=False
+    )
+    cmd.add_argument("arguments", nargs="*")
+    cmd.set_defaults(func=lambda args: _say_install_the_lab(name))
+
+
+def _say_install_the_lab(name: str) -> int:
+    print(f"bookend {name}: the lab is not installed; {LAB_HINT}", file=sys.stderr)
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:

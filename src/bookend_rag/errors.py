@@ -1,6 +1,7 @@
 """One-line errors from pydantic models: a ``ValidationError`` spans several lines, and every
-entry point promises a single line that names the parameter and its value; and the line a warning
-names, the caller's (:func:`caller_stacklevel`)."""
+entry point promises a single line that names the parameter and its value; the line a warning
+names, the caller's (:func:`caller_stacklevel`); and what to install when the lab is missing
+(:data:`LAB_HINT`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,22 @@ from typing import Any, ClassVar, TypeVar
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["OneLineModel", "caller_stacklevel", "no_bool", "not_the_callers", "one_line", "shown"]
+__all__ = [
+    "LAB_HINT",
+    "OneLineModel",
+    "caller_stacklevel",
+    "no_bool",
+    "not_the_callers",
+    "one_line",
+    "shown",
+]
+
+#: What the lab's commands and names say when the lab (the distribution bookend-rag-lab, or the
+#: torch and transformers it needs) is missing: from a clone until the packages are published.
+LAB_HINT = (
+    "install the lab: pip install ./lab in a clone of the repository "
+    '("bookend-rag[lab]" once it is on the package index)'
+)
 
 M = TypeVar("M", bound="OneLineModel")
 

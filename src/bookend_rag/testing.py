@@ -46,7 +46,7 @@ T = TypeVar("T")
 # Idle OpenMP workers sleep instead of spinning, as in the CLI (lab/cli/common.py: set_threads):
 # the lab's tests run torch on 2 threads while lint and mypy (make check) or other jobs share the
 # 2 cores, and spinning workers starve them. Measured on tests/bench/test_label_free.py and
-# tests/lab/items/test_squad.py (MiniLM ranking) with other jobs loading the 2 cores (load average
+# lab/tests/items/test_squad.py (MiniLM ranking) with other jobs loading the 2 cores (load average
 # about 8): 39 s wall, 26 s CPU passive; 183 s wall, 88 s CPU with libgomp's default. This plugin
 # loads before any test module, hence before torch reads the variable.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

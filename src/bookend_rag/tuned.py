@@ -48,7 +48,7 @@ class TunedConfig:
         config: the placement settings.
         provenance: the ``provenance`` of a ``tuned.json`` (the model id and weights hash, the
             items' hash, the choice and its comparisons, the date, the bookend version; see
-            :mod:`bookend_rag.lab.report.tuning`), or ``None`` for a plain config.
+            :mod:`bookend_rag_lab.report.tuning`), or ``None`` for a plain config.
         source: the file it was read from, if any.
     """
 

@@ -22,10 +22,10 @@ from label_free import (
     retrievals_needed,
 )
 
-from bookend_rag.lab.items.records import records_items
-from bookend_rag.lab.items.suites import suite_items
-from bookend_rag.lab.stats import minimum_detectable_difference
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
+from bookend_rag_lab.items.records import records_items
+from bookend_rag_lab.items.suites import suite_items
+from bookend_rag_lab.stats import minimum_detectable_difference
 
 
 # The records suite only: NQ's passages take minutes to rank on a shared core.
@@ -238,7 +238,7 @@ def test_tunes_caution_counts_the_cells_the_committed_judgements_hold() -> None:
     """The **Caution.** line of a decision from self-answer probes states how often the probes
     made the labelled decision, were within the noise of it and were behind it; it must count
     what ``bench/label_free*.json`` hold."""
-    from bookend_rag.lab.report.source import probe_caution
+    from bookend_rag_lab.report.source import probe_caution
 
     bench = Path(__file__).resolve().parents[2] / "bench"
     judged = {

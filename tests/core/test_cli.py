@@ -46,6 +46,32 @@ def test_demo_without_its_extra_names_it_in_one_line(
     )
 
 
+@pytest.mark.parametrize("arguments", [["tune", "--help"], ["eval", "--quick", "--docs", "10"]])
+def test_a_lab_command_without_the_lab_names_it_in_one_line(
+    arguments: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lab (bookend-rag-lab) registers its commands through an entry point; where it is not
+    installed, they still answer, in one line."""
+    monkeypatch.setattr(cli, "entry_points", lambda group: [])  # no installed package adds any
+    assert main(arguments) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"bookend {arguments[0]}: the lab is not installed; install the lab: pip install ./lab in "
+        'a clone of the repository ("bookend-rag[lab]" once it is on the package index)\n'
+    )
+
+
+def test_a_lab_name_without_the_lab_names_it_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bookend_rag, "_exports", lambda: {})  # no installed package exports any
+    missing = r"^module 'bookend_rag' has no attribute 'tune'; "
+    with pytest.raises(AttributeError, match=missing) as e:
+        bookend_rag.tune  # noqa: B018
+    assert "pip install ./lab" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert not hasattr(bookend_rag, "evaluate")  # hasattr still answers
+
+
 def test_a_reader_that_stops_reading_ends_the_command_quietly() -> None:
     """Issue 38, 3.4: ``bookend reorder - | head -c 10`` ended in a BrokenPipeError traceback. The
     pipe's reading end is closed before the command writes, as ``head`` closes it."""

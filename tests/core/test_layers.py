@@ -85,8 +85,8 @@ def test_a_package_adds_subcommands_through_the_entry_point_group(
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [
-        ("theory.py", "import bookend_rag.lab", NO_LAB),
-        ("placement/orders.py", "from bookend_rag.lab import reorderers", NO_LAB),
+        ("theory.py", "import bookend_rag_lab", NO_LAB),
+        ("placement/orders.py", "from bookend_rag_lab import reorderers", NO_LAB),
         ("config.py", "from bookend_rag.testing import BadInput", NO_LAB),
         ("weighing.py", "from bookend_rag.place import reorder", LAYERS),
         ("profiles/base.py", "from bookend_rag.weighing import ChunkWeigher", LAYERS),

@@ -1,12 +1,13 @@
 """README's "Architecture" holds: a placement setting, a weight rule and a scorer backend are each
 added in at most two files of the library.
 
-Each test copies ``src/`` to a temporary tree, adds a toy there the way the README says (a
-setting: its field, with how the placement shortcuts treat it, in ``config.py`` and the code that
-uses it; a rule: its class and its registry entry in ``weighing.py``; a backend: its module in
-``lab/models/`` and its ``register`` call in ``lab/models/backends.py``), counts the files that
-differ from the original tree, and runs the toy through the public entry points in a fresh
-interpreter whose ``bookend_rag`` is the copied one.
+Each test copies ``src/`` and ``lab/src/`` (the core's and the lab's packages) to one temporary
+tree, adds a toy there the way the README says (a setting: its field, with how the placement
+shortcuts treat it, in ``config.py`` and the code that uses it; a rule: its class and its registry
+entry in ``weighing.py``; a backend: its module in ``bookend_rag_lab/models/`` and its
+``register`` call in ``bookend_rag_lab/models/backends.py``), counts the files that differ from
+the original trees, and runs the toy through the public entry points in a fresh interpreter whose
+``bookend_rag`` and ``bookend_rag_lab`` are the copied ones.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SRC = ROOT / "src"
+#: The core's packages and the lab's, copied into one tree.
+SOURCES = (ROOT / "src", ROOT / "lab" / "src")
 
 TOY_RULE = '''
 
@@ -53,8 +55,8 @@ TOY_SCORER = '''"""A toy backend: the gold answer is likelier the earlier its do
 
 from collections.abc import Sequence
 
-from bookend_rag.lab.models.cache import CallCache
-from bookend_rag.lab.models.scorer import Capabilities, Continuations, Prompt
+from bookend_rag_lab.models.cache import CallCache
+from bookend_rag_lab.models.scorer import Capabilities, Continuations, Prompt
 
 
 class EarlyScorer:
@@ -83,7 +85,7 @@ class EarlyScorer:
 '''
 
 TOY_REGISTRATION = """
-from bookend_rag.lab.models.toy import EarlyScorer  # noqa: E402
+from bookend_rag_lab.models.toy import EarlyScorer  # noqa: E402
 
 register(
     Backend(
@@ -99,17 +101,19 @@ register(
 
 def _copy(tmp_path: Path) -> Path:
     tree = tmp_path / "src"
-    shutil.copytree(SRC, tree, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for source in SOURCES:
+        ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+        shutil.copytree(source, tree, ignore=ignore, dirs_exist_ok=True)
     return tree
 
 
 def _changed(tree: Path) -> set[str]:
-    """The files of ``tree`` that are new or differ from ``src/``."""
+    """The files of ``tree`` that are new or differ from ``src/`` and ``lab/src/``."""
     changed: set[str] = set()
     for path in tree.rglob("*.py"):
         relative = path.relative_to(tree)
-        original = SRC / relative
-        if not original.exists() or not filecmp.cmp(path, original, shallow=False):
+        originals = [source / relative for source in SOURCES if (source / relative).exists()]
+        if not originals or not filecmp.cmp(path, originals[0], shallow=False):
             changed.add(relative.as_posix())
     return changed
 
@@ -202,16 +206,16 @@ def test_a_weight_rule_is_added_in_one_file(tmp_path: Path) -> None:
 
 def test_a_scorer_backend_is_added_in_two_files(tmp_path: Path) -> None:
     tree = _copy(tmp_path)
-    (tree / "bookend_rag" / "lab" / "models" / "toy.py").write_text(TOY_SCORER, encoding="utf-8")
-    backends = tree / "bookend_rag" / "lab" / "models" / "backends.py"
+    (tree / "bookend_rag_lab" / "models" / "toy.py").write_text(TOY_SCORER, encoding="utf-8")
+    backends = tree / "bookend_rag_lab" / "models" / "backends.py"
     backends.write_text(backends.read_text(encoding="utf-8") + TOY_REGISTRATION, encoding="utf-8")
-    assert _changed(tree) == {"bookend_rag/lab/models/toy.py", "bookend_rag/lab/models/backends.py"}
+    assert _changed(tree) == {"bookend_rag_lab/models/toy.py", "bookend_rag_lab/models/backends.py"}
     out = _run(
         tree,
-        "from bookend_rag.lab.experiments.evaluate import evaluate\n"
-        "from bookend_rag.lab.experiments.runspec import RunSpec\n"
-        "from bookend_rag.lab.items.hard import hard_items\n"
-        "from bookend_rag.lab.models.backends import ScorerSpec\n"
+        "from bookend_rag_lab.experiments.evaluate import evaluate\n"
+        "from bookend_rag_lab.experiments.runspec import RunSpec\n"
+        "from bookend_rag_lab.items.hard import hard_items\n"
+        "from bookend_rag_lab.models.backends import ScorerSpec\n"
         "run = RunSpec(hard_items(4, 3, seed=0), retrievers=['bm25'])\n"
         "result = evaluate(run, ScorerSpec('toy'), theory='smollm2-135m', progress=False)\n"
         "print(result.report['model'], result.calls)\n"

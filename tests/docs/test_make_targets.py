@@ -47,7 +47,17 @@ def test_the_full_run_builds_both_servers_once_and_runs_every_test(
     assert "not slow" not in printed
 
 
-def test_each_adapters_tests_run_from_its_own_directory(tmp_path: Path) -> None:
+def test_the_labs_and_each_adapters_tests_run_from_its_own_directory(tmp_path: Path) -> None:
     printed = _dry_run("check", tmp_path)
+    assert "cd lab &&" in printed
     for adapter in ("langchain", "llama_index", "haystack"):
         assert f"cd integrations/{adapter} &&" in printed
+
+
+def test_dist_builds_five_distributions_and_keeps_the_lab_out_of_the_core(tmp_path: Path) -> None:
+    printed = _dry_run("dist", tmp_path)
+    for folder in (".", "lab", "integrations/langchain", "integrations/llama_index"):
+        assert f"build --quiet --outdir dist {folder} " in printed, folder
+    assert "build --quiet --outdir dist integrations/haystack" in printed
+    assert "the core wheel holds lab files" in printed
+    assert "lab/tests/smoke_install.py" in printed

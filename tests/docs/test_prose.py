@@ -8,11 +8,13 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The code whose docstrings and comments are read: the core, the lab, the adapters, the benchmarks.
 SOURCES = sorted(
     path
-    for folder in ("src", "integrations", "bench")
+    for folder in ("src", "lab", "integrations", "bench")
     for path in (ROOT / folder).rglob("*.py")
     if "tests" not in path.relative_to(ROOT).parts
 )
@@ -96,22 +98,24 @@ def test_no_docstring_or_comment_is_wrapped_mid_sentence() -> None:
 
 def test_the_extras_and_suites_are_named_as_they_are() -> None:
     """``validate`` is the lab extra's former name; the lab's summary lists every suite."""
-    from bookend_rag.lab.items.suites import SUITES
+    from bookend_rag_lab.items.suites import SUITES
 
     pages = [*(ROOT / "docs").rglob("*.md"), *(ROOT / "src").rglob("*.py")]
+    pages += (ROOT / "lab" / "src").rglob("*.py")
     for page in pages:
         text = " ".join(page.read_text(encoding="utf-8").split())
         assert not re.search(r"`validate`+ extra", text), page
-    import bookend_rag.lab
+    import bookend_rag_lab
 
-    summary = " ".join(str(bookend_rag.lab.__doc__).split())
+    summary = " ".join(str(bookend_rag_lab.__doc__).split())
     for name in SUITES:
         assert f"``{name}``" in summary, name
 
 
-def test_the_paths_pyproject_names_exist() -> None:
+@pytest.mark.parametrize("folder", [ROOT, ROOT / "lab"], ids=["core", "lab"])
+def test_the_paths_pyproject_names_exist(folder: Path) -> None:
     """Its comments named test files and folders that had moved (tests/test_cli.py,
-    tests/validate/, tests/quality)."""
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    for path in re.findall(r"\b((?:tests|src|bench|docs)/[\w./-]*\w)", text):
-        assert (ROOT / path).exists(), path
+    tests/validate/, tests/quality); the lab's name its own, from its folder."""
+    text = (folder / "pyproject.toml").read_text(encoding="utf-8")
+    for path in re.findall(r"\b((?:lab/)?(?:tests|src|bench|docs)/[\w./-]*\w)", text):
+        assert (folder / path).exists(), path

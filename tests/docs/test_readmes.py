@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 READMES = [
     ROOT / "README.md",
+    ROOT / "lab" / "README.md",
     ROOT / "integrations" / "langchain" / "README.md",
     ROOT / "integrations" / "llama_index" / "README.md",
     ROOT / "integrations" / "haystack" / "README.md",

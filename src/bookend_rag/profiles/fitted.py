@@ -25,7 +25,7 @@ Because the window is in tokens, :meth:`FittedProfile.cdf_at_tokens` is the prof
 evaluates it at the documented ``reference_tokens`` (the median length of the sequences it was
 fitted on). It is a token-level profile; its density is not monotone.
 
-Fits live in the lab (:mod:`bookend_rag.lab.fitting.profile`: ``bookend calibrate``, ``bookend
+Fits live in the lab (:mod:`bookend_rag_lab.fitting.profile`: ``bookend calibrate``, ``bookend
 validate --fitted-out``); this module needs only NumPy and SciPy. A profile that ``bookend
 calibrate`` fitted describes the documents block of its prompts (offsets from the first document
 to the end of the last; ``metadata["frame"]`` says so): the layout that matches that frame is

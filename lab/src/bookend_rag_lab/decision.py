@@ -1,0 +1,248 @@
+"""Choosing a placement by measurement: a race between candidates, then a guard for the default.
+
+Every candidate order is scored on the same items, so candidates are compared by their paired
+per-item differences ``d_i = a_i - b_i`` (a continuous metric: the gold answer's probability among
+the candidates, or its log-probability). Two rules decide:
+
+**The race** (:class:`Race`): after each batch of items, a candidate whose paired interval against
+the current leader lies wholly below 0 at ``eliminate_confidence`` (99% by default, stricter than
+the guard because the race looks many times) stops being scored; the default is never eliminated.
+The budget is then spent on the candidates that are still close.
+
+**The guard** (:func:`decide`): the best surviving candidate replaces the default only when its
+paired interval against the default excludes 0 at ``confidence`` after a Bonferroni correction for
+the ``m`` candidates it was chosen among, eliminated ones included (level
+``1 - (1 - confidence) / m``); otherwise the default stays and the decision reports the smallest
+effect that comparison could have detected.
+
+Intervals are Student-t intervals of the mean paired difference (``scipy.stats.ttest_rel``):
+
+    mean(d) ± t_{1-(1-level)/2, n-1} · sd(d) / sqrt(n)
+
+and the minimum detectable effect at 80% power is ``(z_{1-(1-level)/2} + z_{0.8}) · sd(d) /
+sqrt(n)``. A sample whose differences are all equal has a zero-width interval at that value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from bookend_rag_lab.stats import Interval
+
+__all__ = ["Comparison", "Decision", "Race", "compare", "decide", "hold_to_current"]
+
+#: Power at which the minimum detectable effect is stated.
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class Comparison(Interval):
+    """``candidate`` minus ``reference`` on the same items.
+
+    Attributes:
+        diff: mean paired difference.
+        ci_low, ci_high: its interval at ``level``.
+        level: the interval's confidence level.
+        mde: the smallest true difference this comparison detects with 80% power.
+        n: items.
+    """
+
+    candidate: str
+    reference: str
+    diff: float
+    ci_low: float
+    ci_high: float
+    level: float
+    mde: float
+    n: int
+
+
+def compare(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    level: float = 0.95,
+    names: tuple[str, str] = ("a", "b"),
+) -> Comparison:
+    """The paired comparison ``a - b`` (formulas in the module docstring).
+
+    Raises:
+        ValueError: when ``a`` and ``b`` differ in length, hold fewer than 2 items, or ``level``
+            is not in (0, 1).
+    """
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if va.shape != vb.shape or va.ndim != 1:
+        raise ValueError(f"a and b must be paired 1-d samples, got shapes {va.shape}, {vb.shape}")
+    if va.size < 2:
+        raise ValueError(f"a paired comparison needs at least 2 items, got n={va.size}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got level={level!r}")
+    d = va - vb
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if sd == 0.0:
+        low = high = mean
+    else:
+        interval = stats.ttest_rel(va, vb).confidence_interval(confidence_level=level)
+        low, high = float(interval.low), float(interval.high)
+    z = float(stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + stats.norm.ppf(POWER))
+    return Comparison(
+        names[0], names[1], mean, low, high, level, z * sd / math.sqrt(d.size), int(d.size)
+    )
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`decide` chose, and why.
+
+    Attributes:
+        chosen: the candidate to use (the default unless the guard let another through).
+        default: the default it was measured against.
+        switched: whether ``chosen`` replaces the default.
+        best: the best-scoring non-default candidate (``None`` when there was none).
+        guard: ``best`` minus the default at the Bonferroni-corrected level.
+        reason: one sentence for the report, without figures (``guard`` holds them).
+    """
+
+    chosen: str
+    default: str
+    switched: bool
+    best: str | None
+    guard: Comparison | None
+    reason: str
+
+
+def decide(
+    scores: Mapping[str, Sequence[float]],
+    default: str,
+    *,
+    confidence: float = 0.95,
+    among: Sequence[str] | None = None,
+    comparisons: int | None = None,
+) -> Decision:
+    """Keep ``default`` unless the best candidate of ``among`` (default: every other key of
+    ``scores``) is measurably better (the guard of the module docstring). Candidates whose
+    scores equal the default's on every item are not its rivals.
+
+    ``comparisons`` is the ``m`` of the Bonferroni correction: by default the number of rivals of
+    the default in ``among``; a race passes the number it started with, since the candidates it
+    eliminated were part of the choice too.
+
+    Raises:
+        ValueError: when ``default`` or a name of ``among`` has no scores, or ``comparisons`` is
+            fewer than the rivals.
+    """
+    missing = [n for n in [default, *(among or ())] if n not in scores]
+    if missing:
+        raise ValueError(f"no scores for {missing!r}; scored: {sorted(scores)!r}")
+    rivals = [n for n in (among if among is not None else scores) if n != default]
+    if comparisons is not None and comparisons < len(rivals):
+        raise ValueError(
+            f"comparisons must be >= the {len(rivals)} rivals, got comparisons={comparisons!r}"
+        )
+    # A rival that scores as the default on every item is the default under another name (the
+    # relevance order, for a model whose theory is most relevant first): it cannot be better,
+    # and its MDE of 0 would say nothing about the candidates that differ.
+    distinct = [n for n in rivals if not np.array_equal(scores[n], scores[default])]
+    if not distinct:
+        reason = "keep the default: no candidate besides it scores differently"
+        return Decision(default, default, False, None, None, reason)
+    best = max(distinct, key=lambda n: float(np.mean(scores[n])))
+    level = 1.0 - (1.0 - confidence) / (comparisons or len(rivals))
+    guard = compare(scores[best], scores[default], level=level, names=(best, default))
+    named = "" if default == "default" else f" ({default})"
+    if guard.ci_low > 0.0:
+        reason = f"{best} is measurably better than the default{named}"
+        return Decision(best, default, True, best, guard, reason)
+    reason = f"keep the default{named}: no candidate is measurably better (best rival {best})"
+    return Decision(default, default, False, best, guard, reason)
+
+
+def hold_to_current(
+    decision: Decision,
+    scores: Mapping[str, Sequence[float]],
+    current: str,
+    *,
+    confidence: float = 0.95,
+) -> Decision:
+    """The decision against what the user does today: a kept default that is measurably behind
+    the user's ``current`` order (its paired interval against it lies wholly below 0 at
+    ``confidence``) gives way to that order, and the reason says so; any other decision stands.
+
+    Raises:
+        ValueError: when ``current`` has no scores.
+    """
+    if current not in scores:
+        raise ValueError(f"no scores for the current order {current!r}; scored: {sorted(scores)}")
+    if decision.switched or current == decision.default:
+        return decision
+    versus = compare(
+        scores[decision.default],
+        scores[current],
+        level=confidence,
+        names=(decision.default, current),
+    )
+    if versus.ci_high >= 0.0:
+        return decision
+    reason = (
+        f"keep your current order ({current}): the default is measurably behind it and no "
+        "candidate is measurably better than the default"
+    )
+    return Decision(current, decision.default, True, decision.best, versus, reason)
+
+
+@dataclass
+class Race:
+    """Sequential elimination (module docstring): call :meth:`update` after each batch.
+
+    Attributes:
+        candidates: every candidate, the default among them.
+        default: never eliminated.
+        eliminate_confidence: level of the interval that eliminates.
+        min_items: no elimination before this many items.
+        eliminated: candidate -> items seen when it was eliminated.
+        kept: candidates never eliminated besides the default (the user's current order, which
+            every candidate is compared with at the end).
+    """
+
+    candidates: Sequence[str]
+    default: str
+    eliminate_confidence: float = 0.99
+    min_items: int = 20
+    eliminated: dict[str, int] = field(default_factory=dict)
+    kept: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if self.default not in self.candidates:
+            raise ValueError(f"default must be one of the candidates, got default={self.default!r}")
+        unknown = [c for c in self.kept if c not in self.candidates]
+        if unknown:
+            raise ValueError(f"kept must name candidates, got kept={list(self.kept)!r}")
+        if self.min_items < 2:
+            raise ValueError(f"min_items must be >= 2, got min_items={self.min_items!r}")
+
+    @property
+    def alive(self) -> list[str]:
+        """The candidates still being scored, in their given order."""
+        return [c for c in self.candidates if c not in self.eliminated]
+
+    def update(self, scores: Mapping[str, Sequence[float]]) -> list[str]:
+        """Eliminate the candidates clearly behind the leader on the items scored so far
+        (``scores`` holds every live candidate's per-item values, the same items for all);
+        returns the live candidates."""
+        alive = self.alive
+        n = min(len(scores[c]) for c in alive)
+        if n < self.min_items:
+            return alive
+        leader = max(alive, key=lambda c: float(np.mean(scores[c][:n])))
+        for c in alive:
+            if c in (leader, self.default, *self.kept):
+                continue
+            versus = compare(scores[c][:n], scores[leader][:n], level=self.eliminate_confidence)
+            if versus.ci_high < 0.0:
+                self.eliminated[c] = n
+        return self.alive

@@ -1,0 +1,158 @@
+"""The race of ``tune``: the candidates judged batch by batch, the clearly-behind left behind.
+
+Items are judged in the folds' order (:class:`~bookend_rag_lab.experiments.folds.Folds`), ``batch``
+at a time. For each item every live candidate orders its retrieved list with its config for the
+item's fold (the cross-fitted ``measured-slots`` and ``fitted`` are judged only on items they were
+not measured on), two seeded random shuffles join as the baseline of the report (scored on every
+judged item, never a candidate), and the prompts are scored: the plan and score steps of
+:mod:`~bookend_rag_lab.experiments.trials`, so an identical prompt is scored once and every call is
+cached. After each batch the :class:`~bookend_rag_lab.decision.Race` eliminates the candidates
+clearly behind the leader.
+
+The race stops when the items run out or the budget does not afford the next item: an item is
+judged only when its uncached prompts fit in the calls left (counted before scoring, so the calls
+never exceed ``max_calls``), and no batch starts once the minutes are up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from bookend_rag_lab.decision import Decision, Race, decide, hold_to_current
+from bookend_rag_lab.experiments.budget import Budget, Cost
+from bookend_rag_lab.experiments.candidates import DEFAULT, Candidates
+from bookend_rag_lab.experiments.judging import Judging
+from bookend_rag_lab.experiments.trials import (
+    Results,
+    Trial,
+    average_random,
+    plan_trials,
+    record,
+    score_trials,
+)
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.models.scorer import Prompt
+from bookend_rag_lab.progress import progress_bar
+from bookend_rag_lab.reorderers import RANDOM, Reorderer, bookend_strategy
+
+__all__ = ["RANDOM_DRAWS", "RaceRun", "run_race"]
+
+#: Random shuffles per judged item (averaged): the baseline every choice is reported against.
+RANDOM_DRAWS = 2
+
+
+@dataclass
+class RaceRun:
+    """What the race measured.
+
+    Attributes:
+        candidates: every candidate, the default first.
+        race: the race, with its eliminations.
+        judged: indices of the items judged, in judging order.
+        scores: per candidate and for ``random``, the primary metric on the judged items (an
+            eliminated candidate's stop where it was eliminated).
+        results: per judged item, per strategy: order, gold slot and metrics (as ``eval``).
+        stopped: ``"items"`` (all judged), ``"calls"`` or ``"minutes"`` (the budget).
+    """
+
+    candidates: list[str]
+    race: Race
+    judged: list[int] = field(default_factory=list)
+    scores: dict[str, list[float]] = field(default_factory=dict)
+    results: Results = field(default_factory=list)
+    stopped: str = "items"
+
+    def decide(self, confidence: float, current: str | None = None) -> Decision:
+        """The guard (:func:`~bookend_rag_lab.decision.decide`) among the candidates still alive,
+        corrected for every candidate the race started with; then, with the user's ``current``
+        order, a kept default measurably behind it gives way to it
+        (:func:`~bookend_rag_lab.decision.hold_to_current`)."""
+        n = len(self.judged)
+        if n < 2:
+            reason = f"keep the default ({DEFAULT}): only {n} items judged within the budget"
+            return Decision(DEFAULT, DEFAULT, False, None, None, reason)
+        alive = self.race.alive
+        decision = decide(
+            {c: self.scores[c] for c in alive},
+            DEFAULT,
+            confidence=confidence,
+            comparisons=len(self.candidates) - 1,
+        )
+        if current is None:
+            return decision
+        return hold_to_current(decision, self.scores, current, confidence=confidence)
+
+
+def _plan(judging: Judging, index: int, strategies: Mapping[str, Reorderer]) -> list[Trial]:
+    """The trials of item ``index``: every strategy's order and the random draws."""
+    trials = plan_trials(
+        [judging.items[index]],
+        [judging.rankings[index]],
+        strategies,
+        judging.scorer.token_length,
+        random_draws=RANDOM_DRAWS,
+        seed=judging.seed,
+    )
+    return [replace(t, item=index) for t in trials]
+
+
+def _affordable(
+    planned: Mapping[int, Sequence[Trial]], items: Sequence[Item], budget: Budget
+) -> list[int]:
+    """The items of ``planned``, in order, as long as their uncached prompts fit the budget (whose
+    tokens they then spend)."""
+    kept: list[int] = []
+    seen: set[Prompt] = set()
+    taken = Cost(0, 0)
+    for index, trials in planned.items():
+        # Each item is priced once, on the prompts no earlier item of the batch asks for.
+        new = {t.prompt: items[index].continuations for t in trials if t.prompt not in seen}
+        cost = taken + budget.cost(new)
+        if not budget.affords(cost):
+            break
+        kept.append(index)
+        seen |= new.keys()
+        taken = cost
+    budget.take(taken)
+    return kept
+
+
+def run_race(
+    judging: Judging, candidates: Candidates, *, batch: int, current: str | None = None
+) -> RaceRun:
+    """Judge the items batch by batch until they or the budget run out (module docstring); the
+    ``current`` candidate (the user's order today) is never eliminated."""
+    items, folds, metric = judging.items, judging.folds, judging.metric
+    per_fold = [
+        {name: bookend_strategy(config) for name, config in candidates.of_fold(f).items()}
+        for f in range(folds.count)
+    ]
+    protected = () if current is None else (current,)
+    run = RaceRun(candidates.names, Race(candidates.names, DEFAULT, kept=protected))
+    run.scores = {name: [] for name in [*run.candidates, RANDOM]}
+    results: Results = [{} for _ in items]
+    with progress_bar(len(folds.order), "tune", unit="item", enabled=judging.progress) as bar:
+        for start in range(0, len(folds.order), batch):
+            alive = run.race.alive
+            planned = {
+                i: _plan(judging, i, {name: per_fold[folds.of[i]][name] for name in alive})
+                for i in folds.order[start : start + batch]
+            }
+            kept = _affordable(planned, items, judging.budget)
+            trials = [t for i in kept for t in planned[i]]
+            scored = score_trials(judging.scorer, items, trials, desc="tune", progress=False)
+            record(results, items, trials, scored)
+            average_random([results[i] for i in kept], judging.metrics)
+            for i in kept:
+                for name in [*alive, RANDOM]:
+                    run.scores[name].append(results[i][name][metric])
+            run.judged += kept
+            run.race.update({name: run.scores[name] for name in alive})
+            bar.update(len(kept))
+            bar.set_postfix(calls=judging.budget.calls, alive=len(run.race.alive))
+            if len(kept) < len(planned):
+                run.stopped = judging.budget.stopped_by()
+                break
+    run.results = [results[i] for i in run.judged]
+    return run

@@ -1,0 +1,351 @@
+"""``bookend_rag.tune``: the placement for *your* model and *your* items, chosen by measurement.
+
+A short pipeline of named steps:
+
+1. **Items** are loaded and ranked by their retrievers (the rank step of
+   :mod:`~bookend_rag_lab.experiments.trials`), then split into folds by the hash of their ids
+   (:mod:`~bookend_rag_lab.experiments.folds`).
+2. **Measure** a slot table on the items, cross-fitted (one per fold, measured on the other folds),
+   within half of the budget (:mod:`~bookend_rag_lab.experiments.measured_slots`).
+3. **Candidates**, each a :class:`~bookend_rag.PlacementConfig`
+   (:mod:`~bookend_rag_lab.experiments.candidates`): the default, relevance order, its reverse, the
+   bookend view of the theory, Haystack's and LangChain's patterns, the measured slot table and
+   the profile fitted to the same measurement (both cross-fitted).
+4. **Race** (:mod:`~bookend_rag_lab.experiments.race`): batches of items judge the candidates still
+   alive; the clearly-behind stop being scored, until the items or the budget run out.
+5. **Guard** (:func:`~bookend_rag_lab.decision.decide`): the best candidate replaces the default
+   only when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
+   (``candidate_prob`` when every item has candidates, else ``gold_logprob``). Random shuffles are
+   the report's baseline, never a choice.
+6. **Write** the chosen config with its provenance, the report and its figure
+   (:mod:`~bookend_rag_lab.report.tuning`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bookend_rag
+from bookend_rag_lab import deps
+from bookend_rag_lab.decision import Decision
+from bookend_rag_lab.experiments.budget import Budget, request_tokens
+from bookend_rag_lab.experiments.candidates import (
+    CURRENT_CANDIDATES,
+    DEFAULT,
+    FITTED,
+    FRAMEWORK_PATTERNS,
+    MEASURED,
+    Candidates,
+    fixed_candidates,
+)
+from bookend_rag_lab.experiments.cost import Estimate, estimate
+from bookend_rag_lab.experiments.folds import Folds
+from bookend_rag_lab.experiments.judging import Judging
+from bookend_rag_lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
+from bookend_rag_lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
+from bookend_rag_lab.experiments.runspec import RunSpec
+from bookend_rag_lab.experiments.setup import (
+    default_model,
+    device_settings,
+    model_sha256,
+    theory_spec,
+)
+from bookend_rag_lab.experiments.trials import Ranked, plan_trials
+from bookend_rag_lab.items.item import Item, items_sha256
+from bookend_rag_lab.metrics import metric_names
+from bookend_rag_lab.models import Scorer
+from bookend_rag_lab.models.backends import ScorerSpec, scorer_for
+from bookend_rag_lab.models.scorer import Prompt, capabilities, endpoint_settings
+from bookend_rag_lab.reorderers import RANDOM, bookend_strategy
+from bookend_rag_lab.report.source import source_sentence
+from bookend_rag_lab.report.tuning import build_report, decision_sentence, markdown, write
+
+#: The candidates measured on the user's items, whose orders are known only after measuring.
+CROSS_FITTED = (MEASURED, FITTED)
+
+__all__ = ["MEASURE_SHARE", "TuneResult", "tune"]
+
+#: The share of the budget (calls and minutes) the slot measurement may take; the race has the
+#: rest.
+MEASURE_SHARE = 0.5
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` returns.
+
+    Attributes:
+        config: the chosen placement config (the default unless the guard let another through).
+        decision: the guard's decision and its reason.
+        report: the JSON report (fields in :mod:`bookend_rag_lab.report.tuning`).
+        markdown: the Markdown report.
+        files: the files written (empty without ``out_dir``).
+        calls: model calls made by this run (cache misses).
+    """
+
+    config: bookend_rag.PlacementConfig
+    decision: Decision
+    report: dict[str, Any]
+    markdown: str
+    files: list[Path] = field(default_factory=list)
+    calls: int = 0
+
+
+def tune(
+    run: RunSpec | None = None,
+    scorer: Scorer | ScorerSpec | None = None,
+    *,
+    theory: bookend_rag.ModelLike | None = None,
+    folds: int = 2,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    minutes: float | None = None,
+    batch: int = 10,
+    confidence: float = 0.95,
+    current: str = "retrieval",
+    dry_run: bool = False,
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> TuneResult:
+    """Choose the placement config for a model and items; see ``bookend tune --help``.
+
+    Args:
+        run: the items and their prompt, as for
+            :func:`~bookend_rag_lab.experiments.evaluate.evaluate`, but built-in items by default
+            the first 60 of the ``calibration`` split, so that ``eval`` can confirm the choice on
+            the disjoint ``evaluation`` split. ``tuned.json`` records the template's name and
+            hash, and a tuned config later judged in another prompt warns.
+        scorer: the model, as for ``evaluate``; its calls are cached (a spec's ``cache``, default
+            ``out_dir/calls.jsonl``), so a second run resumes.
+        theory: the model of the theory candidates; default: the local model's own spec.
+        folds: cross-fitting folds (>= 2).
+        max_calls, max_tokens, minutes: the budget (model calls, their prompt tokens, wall
+            minutes; ``None``: no limit). Half of it may go to the slot measurement, and the
+            race stops when the rest runs out. The report gives the calls and tokens spent.
+        batch: items judged between two looks of the race.
+        confidence: the guard's level before its Bonferroni correction.
+        current: what the user does today (:data:`~bookend_rag_lab.experiments.candidates.
+            CURRENT_CANDIDATES`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
+            ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
+            compared with it, and a kept default measurably behind it gives way to it.
+        dry_run: score nothing: the report's ``dry_run`` bounds the model calls and prompt
+            tokens the run would spend (every candidate on every item, within the budget), and
+            the config is the default's (:mod:`~bookend_rag_lab.experiments.cost`).
+        out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
+        progress, log: progress bars on stderr; where one-line status messages go.
+
+    Raises:
+        MissingDependencyError: torch or transformers is not installed (``pip install
+            "bookend-rag[lab]"`` brings them, as the message says).
+        ValueError: for a bad argument (before any model is loaded), malformed items, unknown
+            retrievers or suites, or too few items for the folds.
+    """
+    deps.check_available()  # the extra first: one line naming it, not an import deep down
+    say = log or (lambda _message: None)
+    _check(
+        folds=folds,
+        max_calls=max_calls,
+        max_tokens=max_tokens,
+        minutes=minutes,
+        batch=batch,
+        confidence=confidence,
+    )
+    if current not in CURRENT_CANDIDATES:
+        raise ValueError(
+            f"current must be one of {list(CURRENT_CANDIDATES)}, got current={current!r}"
+        )
+    current_name = CURRENT_CANDIDATES[current]
+    started = time.perf_counter()
+    run = run or RunSpec()
+    loaded = run.load(suite="hard", n_items=60, split="calibration")
+    if loaded.pending is None:  # probes are counted once built, with the model's tokenizer
+        Folds.of_items(loaded.items, folds)
+    with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+        loaded = loaded.for_model(model, say, answer=not dry_run, progress=progress)
+        folded = Folds.of_items(loaded.items, folds)
+        spec = theory_spec(theory, model)
+        default = default_model(theory, model)
+        budget = Budget(model, max_calls, minutes, started, max_tokens=max_tokens)
+        ranked = Ranked.of(loaded.items, loaded.retrievers)
+        metrics = metric_names(loaded.items, generated=capabilities(model).generation_only)
+        judging = Judging(model, loaded.items, ranked, folded, metrics, budget, run.seed, progress)
+        run_k = _common_k(loaded.items)
+        if dry_run:
+            scoring = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
+            cost = loaded.dry_run(model, scoring, budgeted=True)
+            kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
+            config = bookend_rag.PlacementConfig(model=default)
+            found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}
+            text = f"{cost.markdown('tune')}\n{source_sentence(loaded.settings)}\n"
+            return TuneResult(config, kept, found, text)
+        say(f"measuring the slots of K={run_k} on {len(loaded.items)} items in {folds} folds")
+        measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
+        candidates = Candidates.build(spec, run_k, measurement, default)
+        say(f"racing {', '.join(candidates.names)} on {judging.metric}")
+        race = run_race(judging, candidates, batch=batch, current=current_name)
+        decision = race.decide(confidence, current_name)
+        guard = None if decision.guard is None else decision.guard.to_json()
+        say(decision_sentence(judging.metric, decision.reason, guard))
+        settings = loaded.settings | dict(
+            retrievers=loaded.retrievers,
+            theory=str(spec),
+            default=str(default),
+            k_candidates=run_k,
+            folds=folds,
+            batch=batch,
+            max_calls=max_calls,
+            max_tokens=max_tokens,
+            minutes=minutes,
+            confidence=confidence,
+            random_draws=RANDOM_DRAWS,
+            **device_settings(scorer),
+            endpoint=endpoint_settings(model),
+            template=loaded.template.to_json(),
+            current={"order": current, "candidate": current_name},
+        )
+        report = _report(judging, candidates, measurement, race, decision, settings, confidence)
+    text = markdown(report)
+    config = candidates.written(decision.chosen)
+    files = [] if out_dir is None else write(report, text, config, Path(out_dir))
+    return TuneResult(config, decision, report, text, files, budget.calls)
+
+
+def _upper_cost(
+    judging: Judging, spec: bookend_rag.ModelLike, default: bookend_rag.ModelLike, k: int
+) -> Estimate:
+    """A bound on what tune spends: the slot measurement's prompts, every fixed candidate and the
+    random draws on every item, and the two cross-fitted candidates priced at each item's
+    costliest order."""
+    items = judging.items
+    plan: dict[Prompt, Sequence[str]] = {
+        t.prompt: items[t.item].continuations
+        for block in slot_blocks(items, judging.rankings, judging.folds, k)
+        for _, t in block
+    }
+    strategies = {n: bookend_strategy(c) for n, c in fixed_candidates(spec, k, default).items()}
+    trials = plan_trials(
+        items,
+        judging.rankings,
+        strategies,
+        judging.scorer.token_length,
+        random_draws=RANDOM_DRAWS,
+        seed=judging.seed,
+    )
+    tokens = {
+        t.prompt: request_tokens(judging.scorer, t.prompt, items[t.item].continuations)
+        for t in trials
+    }
+    plan |= {t.prompt: items[t.item].continuations for t in trials}
+    found = estimate(judging.scorer, plan, upper_bound=True, tokens=tokens)
+    per_item: dict[int, int] = {}
+    for t in trials:
+        per_item[t.item] = max(per_item.get(t.item, 0), tokens[t.prompt])
+    costliest = per_item.values()
+    extra = len(CROSS_FITTED)
+    return Estimate(
+        found.requests + extra * len(items),
+        found.calls + extra * len(items),
+        found.prompt_tokens + extra * sum(costliest),
+        True,
+        found.tokenizer,
+    )
+
+
+def _check(
+    *,
+    folds: int,
+    max_calls: int | None,
+    max_tokens: int | None,
+    minutes: float | None,
+    batch: int,
+    confidence: float,
+) -> None:
+    """Refuse bad run arguments in one line, before any item or model is loaded."""
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds must be an integer >= 2, got folds={folds!r}")
+    for name, limit in (("max_calls", max_calls), ("max_tokens", max_tokens)):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
+            raise ValueError(f"{name} must be an integer >= 1 or None, got {name}={limit!r}")
+    if minutes is not None and (
+        isinstance(minutes, bool)
+        or not isinstance(minutes, (int, float))
+        or not math.isfinite(minutes)
+        or minutes <= 0
+    ):
+        raise ValueError(f"minutes must be a number > 0 or None, got minutes={minutes!r}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be an integer >= 1, got batch={batch!r}")
+    if isinstance(confidence, bool) or not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got confidence={confidence!r}")
+
+
+def _common_k(items: Sequence[Item]) -> int:
+    """The documents per item the tables are built for: the most common K (the larger on a
+    tie); items of another K are placed with them as they are."""
+    counts = Counter(len(item.documents) for item in items)
+    return max(counts, key=lambda k: (counts[k], k))
+
+
+def _report(
+    judging: Judging,
+    candidates: Candidates,
+    measurement: SlotMeasurement,
+    run: RaceRun,
+    decision: Decision,
+    settings: Mapping[str, Any],
+    confidence: float,
+) -> dict[str, Any]:
+    """The JSON report (:func:`~bookend_rag_lab.report.tuning.build_report`)."""
+    items, budget = judging.items, judging.budget
+    rows = [
+        {
+            "id": items[i].item_id,
+            "fold": judging.folds.of[i],
+            "k": len(items[i].documents),
+            "retriever": judging.ranked.assigned[i],
+            "results": results,
+        }
+        for i, results in zip(run.judged, run.results, strict=True)
+    ]
+    timing = {
+        "seconds": budget.seconds,
+        "model_calls": budget.calls,
+        "prompt_tokens": budget.tokens,
+        "measure_calls": measurement.calls,
+        "race_calls": budget.calls - measurement.calls,
+    }
+    return build_report(
+        model_id=judging.scorer.model_id,
+        settings=settings,
+        metric=judging.metric,
+        candidates=run.candidates,
+        configs=candidates.to_json(),
+        default=DEFAULT,
+        current=settings["current"]["candidate"],
+        frameworks=FRAMEWORK_PATTERNS,
+        scores=run.scores,
+        baseline=RANDOM,
+        eliminated=run.race.eliminated,
+        decision=decision,
+        confidence=confidence,
+        n_items=len(items),
+        stopped=run.stopped,
+        measurement={**measurement.to_json(), "fits": candidates.fits_to_json()},
+        hashes={
+            "model_sha256": model_sha256(judging.scorer),
+            "items_sha256": items_sha256(items),
+            "template": settings["template"]["name"],
+            "template_sha256": settings["template"]["sha256"],
+        },
+        item_rows=rows,
+        timing=timing,
+    )

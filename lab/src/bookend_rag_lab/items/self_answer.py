@@ -1,0 +1,204 @@
+"""Self-answer probes: label-free items that keep the user's own question.
+
+From each recorded retrieval (:mod:`bookend_rag.retrievals`) with a question,
+:func:`self_answer_items` builds one :class:`~bookend_rag_lab.items.item.Item` that is the user's
+prompt unaltered: their question over their K documents, in their retriever's order, with their
+scores, rendered later into their template. Only the answer is made up, by the model itself:
+
+- **Candidates.** The model answers the question from each document alone, greedily, through the
+  same template: ``a_i = cut(generate(template([d_i], question)))``, at most
+  :data:`ANSWER_TOKENS` tokens, cut by :func:`short_answer` to its first line and sentence. The
+  candidates are the distinct answers (:func:`~bookend_rag_lab.items.answers.answer_key`).
+- **Target.** The answer from the retriever's first document (the highest score; the first on
+  ties): the document the retriever backs, so the probe measures how much of the model's answer a
+  placement leaves to that document when all K are in the prompt. No label is needed: the
+  retriever's ranking is the pseudo-gold.
+
+Why not an inserted code (:mod:`~bookend_rag_lab.items.probes`): a lookup of a code named by a
+quoted phrase is another task than the user's question, and on the measured cell its position
+curve was the reverse of the labelled items' one (first slots best where real questions read the
+last slot best); this design, with the user's question and their answer type, tracked the
+labelled curve within 5 points at every slot (``bench/probe_designs.py``, ``bench/RESULTS.md``).
+
+Cost: one generation per document (K short requests per retrieval, each one document long),
+then the scoring calls of any run. The answers are the model's own, so they are deterministic for
+a deterministic backend and cached in the run's call cache.
+
+A retrieval is skipped with a counted, one-line reason
+(:data:`~bookend_rag_lab.items.probes.SKIP_REASONS`): no question, fewer than 2 documents, an
+empty first document, a prompt longer than the model's context, no answer from the first
+document, or one answer from every document (nothing to tell apart). The user's file is only read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+
+from bookend_rag.retrievals import RetrievalRecord
+from bookend_rag_lab.items.answers import answer_key
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.probes import (
+    PROBE_FAMILY,
+    Probes,
+    retriever_scores,
+    top_document,
+    unusable,
+)
+from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate
+from bookend_rag_lab.models.scorer import Prompt, prompt_text
+
+__all__ = [
+    "ANSWER_TOKENS",
+    "DESIGN",
+    "answer_key",
+    "answer_prompts",
+    "self_answer_items",
+    "short_answer",
+]
+
+#: The design's name in reports.
+DESIGN = "self-answer"
+
+#: The longest answer generated from one document, in tokens.
+ANSWER_TOKENS = 16
+
+# A sentence ends at a full stop and a space, but not after a capital or a digit ("J. R. R.
+# Tolkien" stays whole).
+_SENTENCE_END = re.compile(r"(?<=[^A-Z0-9])\. ")
+
+
+def short_answer(text: str) -> str:
+    """A generation cut to its answer: its first line (after leading white space), up to the end
+    of its first sentence, without a final full stop."""
+    line = text.strip().split("\n")[0].strip()
+    return _SENTENCE_END.split(line)[0].rstrip(".").strip()
+
+
+def answer_prompts(record: RetrievalRecord, template: PromptTemplate) -> list[Prompt]:
+    """The prompts that ask the record's question of each of its documents alone, in order."""
+    question = record.question or ""
+    return [template.prompt([d.text], question) for d in record.documents]
+
+
+def self_answer_items(
+    records: Iterable[RetrievalRecord],
+    answer: Callable[[Prompt], str],
+    *,
+    seed: int = 0,
+    template: PromptTemplate = BOOKEND_PROMPT,
+    token_length: Callable[[str], int] | None = None,
+    context: int | None = None,
+    distinct_first_words: bool = False,
+    limit: int | None = None,
+) -> Probes:
+    """One self-answer probe per usable retrieval (module docstring).
+
+    Args:
+        records: the retrievals, in file order (:func:`bookend_rag.retrievals.read_retrievals`).
+        answer: the model's generated text after a prompt (at most :data:`ANSWER_TOKENS` tokens),
+            such as ``lambda p: generate(scorer, p, ANSWER_TOKENS)``; called once per document
+            of a retrieval that passes the other checks, the first document's first.
+        seed: recorded in the report (the design draws nothing).
+        template: the user's prompt, which both the answers and the items are rendered into.
+        token_length: the model's tokenizer, to check ``context`` (``None``: not checked).
+        context: the most tokens a prompt and its answer may take (``None``: not checked).
+        distinct_first_words: keep only candidates whose first words differ too (for a scorer
+            that reads first tokens only, which cannot tell apart answers that begin alike).
+        limit: stop once this many probes are built (``None``: read every retrieval), so that
+            no answer is generated for a probe the run would not use.
+    """
+    items: list[Item] = []
+    skipped: dict[str, list[int]] = {}
+    unscored: list[int] = []
+    generated = 0
+    said: Counter[str] = Counter()
+    count = 0
+    for number, record in enumerate(records, start=1):
+        if limit is not None and len(items) >= limit:
+            break
+        count = number
+        built = _probe(record, template, token_length, context)
+        if isinstance(built, str):
+            skipped.setdefault(built, []).append(number)
+            continue
+        scores, target = built
+        prompts = answer_prompts(record, template)
+        first = short_answer(answer(prompts[target]))
+        generated += 1
+        said[first] += 1
+        if not answer_key(first):
+            skipped.setdefault("unanswered", []).append(number)
+            continue
+        others = [short_answer(answer(p)) for i, p in enumerate(prompts) if i != target]
+        generated += len(others)
+        said.update(others)
+        candidates = _candidates([first, *others], distinct_first_words)
+        if len(candidates) < 2:
+            skipped.setdefault("agree", []).append(number)
+            continue
+        items.append(
+            Item(
+                item_id=f"retrieval:{number}",
+                question=record.question or "",
+                documents=tuple(d.text for d in record.documents),
+                answer=candidates[0],
+                candidates=tuple(candidates),
+                scores=scores,
+                gold=target,
+                family=PROBE_FAMILY,
+            )
+        )
+        if any(d.score is None for d in record.documents):
+            unscored.append(number)
+    return Probes(
+        items,
+        count,
+        skipped,
+        unscored,
+        [],
+        seed,
+        context,
+        design=DESIGN,
+        answers=generated,
+        commonest=said.most_common(1)[0] if said else None,
+    )
+
+
+def _probe(
+    record: RetrievalRecord,
+    template: PromptTemplate,
+    token_length: Callable[[str], int] | None,
+    context: int | None,
+) -> tuple[tuple[float, ...], int] | str:
+    """The scores and the first document of a retrieval that may give a probe, or why it cannot
+    (a key of :data:`~bookend_rag_lab.items.probes.SKIP_REASONS`), before any generation."""
+    reason = unusable(record, DESIGN)
+    if reason is not None:
+        return reason
+    texts = [d.text for d in record.documents]
+    scores = retriever_scores(record)
+    target = top_document(scores)
+    if context is not None and token_length is not None:
+        prompt = template.prompt(texts, record.question or "")
+        if token_length(prompt_text(prompt)) + ANSWER_TOKENS > context:
+            return "context"
+    return scores, target
+
+
+def _candidates(answers: Sequence[str], distinct_first_words: bool) -> list[str]:
+    """The distinct non-empty answers, in order (normalised alike; with
+    ``distinct_first_words``, their first words distinct too)."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    firsts: set[str] = set()
+    for a in answers:
+        key = answer_key(a)
+        first = a.split()[0].casefold() if a.split() else ""
+        if not key or key in seen or (distinct_first_words and first in firsts):
+            continue
+        kept.append(a)
+        seen.add(key)
+        firsts.add(first)
+    return kept
