@@ -29,7 +29,7 @@ from bookend_rag.place.cached import placer_for
 from bookend_rag.place.items import StringText
 from bookend_rag.placement.result import Placement
 from bookend_rag.recorder import Recorder, RecorderLike, RecorderWarning, as_recorder
-from bookend_rag.retrievals import RecordSource
+from bookend_rag.retrievals import RecordSource, checked_record_source
 from bookend_rag.tokens import TokenCounterLike
 from bookend_rag.tuned import load_config
 
@@ -341,8 +341,21 @@ class FrameworkAdapter(PlacementConfig):
         """A path becomes the process's one recorder of that file (checked now)."""
         return as_recorder(value)
 
-    #: Who a retrieval record names as its writer.
+    #: Who a retrieval record names as its writer: the framework's name, a lower-case identifier
+    #: (:data:`~bookend_rag.retrievals.RecordSource`), checked when the subclass is defined.
     record_source: ClassVar[RecordSource]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that names its :attr:`record_source` names a valid one (an intermediate
+        base may leave it to its own subclasses)."""
+        super().__pydantic_init_subclass__(**kwargs)
+        source = cls.__dict__.get("record_source")
+        if source is not None:
+            try:
+                checked_record_source(source)
+            except ValueError as exc:
+                raise TypeError(f"{cls.__name__}: {exc}") from None
 
     @staticmethod
     def item_text(item: Any) -> str:

@@ -26,7 +26,7 @@ from bookend_rag.inputs import MAX_TOKENS, MissingScores
 from bookend_rag.layout import DEFAULT_SUFFIX_TOKENS, Layout
 from bookend_rag.lookalikes import DEFAULT_LOOKALIKE_THRESHOLD
 from bookend_rag.placement.problem import EXACT_MAX_K
-from bookend_rag.placement.strategies import StrategyName
+from bookend_rag.placement.strategies import DEFAULT_STRATEGY, StrategyName
 from bookend_rag.profiles.io import ProfileRef, profile_ref
 from bookend_rag.spec import DEFAULT_PRESET
 from bookend_rag.weighing import DEFAULT_WEIGHT_RULE, WeightRuleName
@@ -105,9 +105,10 @@ class PlacementConfig(OneLineModel):
         "stored in that form.",
     )
     strategy: Annotated[StrategyName, Shortcuts.READ] = Field(
-        default="bookend",
+        default=DEFAULT_STRATEGY,
         description="'bookend' (optimal under the profile), 'alternate' (best first, second best "
-        "last, inwards) or 'relevance' (most relevant first).",
+        "last, inwards), 'relevance' (most relevant first) or a strategy registered with "
+        "bookend_rag.placement.strategies.register_strategy.",
     )
     weight_rule: Annotated[WeightRuleName, Shortcuts.READ] = Field(
         default=DEFAULT_WEIGHT_RULE,

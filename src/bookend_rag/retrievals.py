@@ -32,17 +32,29 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from bookend_rag.errors import OneLineModel, no_bool, shown
 
 __all__ = [
     "READ_SCHEMAS",
+    "RECORD_SOURCES",
+    "RECORD_SOURCE_PATTERN",
     "RETRIEVALS_SCHEMA",
+    "RecordSource",
     "RecordedDocument",
     "RetrievalReader",
     "RetrievalRecord",
     "SchemaVersion",
+    "checked_record_source",
     "json_scalars",
     "read_retrievals",
     "record_from",
@@ -58,9 +70,27 @@ SchemaVersion = Literal["bookend-retrievals/1", "bookend-retrievals/2"]
 #: The versions it reads: version 1 has no ``unrecorded`` field (read as 0).
 READ_SCHEMAS: Final = get_args(SchemaVersion)
 
-#: Where a record came from: the core's function, one of the three adapters, the command line,
-#: or a conversion of objects a team logged itself.
-RecordSource = Literal["reorder", "langchain", "llama_index", "haystack", "cli", "import"]
+#: The sources bookend's own writers name: the core's function, the three adapters, the command
+#: line, and a conversion of objects a team logged itself (:func:`record_from`).
+RECORD_SOURCES: Final = ("reorder", "langchain", "llama_index", "haystack", "cli", "import")
+#: What a source looks like: a lower-case identifier of at most 64 characters.
+RECORD_SOURCE_PATTERN: Final = r"^[a-z][a-z0-9_]{0,63}$"
+#: Where a record came from: one of :data:`RECORD_SOURCES`, or the name another framework's
+#: adapter records under (its :attr:`~bookend_rag.adapters.FrameworkAdapter.record_source`). Any
+#: name of :data:`RECORD_SOURCE_PATTERN`'s form is valid, so a new adapter needs no edit here and
+#: a reader reads its records whether it is installed or not.
+RecordSource = Annotated[str, StringConstraints(pattern=RECORD_SOURCE_PATTERN)]
+
+
+def checked_record_source(source: object) -> str:
+    """``source`` if it is a valid :data:`RecordSource`, else a ``ValueError`` naming it (what a
+    record's validation would say later, said where the name is declared)."""
+    if not isinstance(source, str) or re.fullmatch(RECORD_SOURCE_PATTERN, source) is None:
+        raise ValueError(
+            f"record_source must be a lower-case identifier ({RECORD_SOURCE_PATTERN}) such as "
+            f"{RECORD_SOURCES[1]!r}, got record_source={source!r}"
+        )
+    return source
 
 
 def _now() -> str:

@@ -24,17 +24,16 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Annotated, Any, ClassVar, NamedTuple
+from typing import Annotated, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BeforeValidator, Field
-from pydantic.config import JsonDict
-from pydantic_core import PydanticCustomError
 
 from bookend_rag.arrays import FloatArray
 from bookend_rag.layout import Layout
 from bookend_rag.profiles.base import InfluenceProfile
+from bookend_rag.registry import Registry
 
 __all__ = [
     "DEFAULT_WEIGHT_RULE",
@@ -165,14 +164,24 @@ class DensityRule(WeightRule):
 
 
 #: Every rule ``weight_rule=`` takes, by name: the ones bookend ships, then the registered ones.
-_REGISTRY: dict[str, WeightRule] = {
-    rule.name: rule for rule in (SlotRule(), MassRule(), AnchoredRule(), DensityRule())
-}
+_REGISTRY: Registry[WeightRule] = Registry(
+    "weight_rule",
+    "weight rule",
+    WeightRule,
+    (SlotRule(), MassRule(), AnchoredRule(), DensityRule()),
+    argument="rule",
+)
 #: The names of the rules bookend ships (:func:`weight_rule_names` adds the registered ones).
-WEIGHT_RULES: tuple[str, ...] = tuple(_REGISTRY)
+WEIGHT_RULES: tuple[str, ...] = _REGISTRY.shipped
 #: Chosen by measurement (``python bench/weight_rules.py``; ``bench/RESULTS.md``): of the rules that
 #: never put the most relevant chunk in the middle, the best on real runs.
 DEFAULT_WEIGHT_RULE: str = SlotRule.name
+
+#: A setting that names a registered rule (``PlacementConfig.weight_rule``): a ``str`` checked
+#: against the registry when validated, so a registered rule is accepted everywhere.
+WeightRuleName = Annotated[
+    str, BeforeValidator(_REGISTRY.validated), Field(json_schema_extra=_REGISTRY.schema)
+]
 
 
 def register_weight_rule(rule: WeightRule) -> WeightRule:
@@ -183,12 +192,7 @@ def register_weight_rule(rule: WeightRule) -> WeightRule:
         TypeError: ``rule`` is not a :class:`WeightRule` instance (a class, say).
         ValueError: a rule already has that name.
     """
-    if not isinstance(rule, WeightRule):
-        raise TypeError(f"rule must be a WeightRule instance, got rule={rule!r}")
-    if rule.name in _REGISTRY:
-        raise ValueError(f"a weight rule is already named {rule.name!r}: {_REGISTRY[rule.name]!r}")
-    _REGISTRY[rule.name] = rule
-    return rule
+    return _REGISTRY.register(rule)
 
 
 def unregister_weight_rule(name: str) -> None:
@@ -198,47 +202,18 @@ def unregister_weight_rule(name: str) -> None:
         ValueError: no rule has that name, or it is one bookend ships (placement's default and
             its saved configurations name them).
     """
-    if name in WEIGHT_RULES:
-        raise ValueError(f"{name!r} is a weight rule bookend ships; it stays registered")
-    del _REGISTRY[weight_rule_named(name).name]
+    _REGISTRY.unregister(name)
 
 
 def weight_rule_names() -> tuple[str, ...]:
     """The names ``weight_rule=`` takes: the rules bookend ships, then the registered ones."""
-    return tuple(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def weight_rule_named(name: object) -> WeightRule:
     """The rule ``weight_rule=name`` selects, else a ``ValueError`` naming the parameter and the
     value."""
-    rule = _REGISTRY.get(name) if isinstance(name, str) else None
-    if rule is None:
-        raise ValueError(
-            f"weight_rule must be one of {weight_rule_names()}, got weight_rule={name!r}"
-        )
-    return rule
-
-
-def _registered_name(value: Any) -> str:
-    """``value`` as a registered rule's name, else the error pydantic gives for a ``Literal`` of
-    the names (the one settings gave when the names were fixed)."""
-    if isinstance(value, str) and value in _REGISTRY:
-        return _REGISTRY[value].name
-    quoted = [repr(name) for name in _REGISTRY]
-    expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
-    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
-
-
-def _names_schema(schema: JsonDict) -> None:
-    """The JSON schema's ``enum``, read when the schema is made (rules register at run time)."""
-    schema["enum"] = list(_REGISTRY)
-
-
-#: A setting that names a registered rule (``PlacementConfig.weight_rule``): a ``str`` checked
-#: against the registry when validated, so a registered rule is accepted everywhere.
-WeightRuleName = Annotated[
-    str, BeforeValidator(_registered_name), Field(json_schema_extra=_names_schema)
-]
+    return _REGISTRY.named(name)
 
 
 class Frame(NamedTuple):

@@ -35,6 +35,7 @@ from bookend_rag.place.shortcut import Shortcut
 from bookend_rag.place.small_k_path import place_few
 from bookend_rag.placement.orders import rank_order
 from bookend_rag.placement.small_k import relevance_order
+from bookend_rag.placement.strategies import STRATEGIES
 from bookend_rag.relevance import normalised_floats, relevance
 from bookend_rag.tokens import all_strings, approx_token_count, approx_token_counts
 from bookend_rag.weighing import WEIGHT_RULES
@@ -63,6 +64,7 @@ SCORE = st.one_of(
 #: :func:`test_a_tokenizer_counts_when_the_order_needs_it_or_the_lengths_are_read`.
 NAMED_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "model": st.sampled_from(MODELS),
+    "strategy": st.sampled_from(STRATEGIES),
     "weight_rule": st.sampled_from(WEIGHT_RULES),
     "tokenizer": st.none(),
 }

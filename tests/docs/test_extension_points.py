@@ -1,13 +1,15 @@
-"""README's "Architecture" holds: a placement setting, a weight rule and a scorer backend are each
-added in at most two files of the library.
+"""README's "Architecture" holds: a placement setting, a weight rule, a strategy and a scorer
+backend are each added in at most two files of the library, and a fourth framework adapter in none.
 
-Each test copies ``src/`` and ``lab/src/`` (the core's and the lab's packages) to one temporary
-tree, adds a toy there the way the README says (a setting: its field, with how the placement
-shortcuts treat it, in ``config.py`` and the code that uses it; a rule: its class and its registry
-entry in ``weighing.py``; a backend: its module in ``bookend_rag_lab/models/`` and its
+Each of the first tests copies ``src/`` and ``lab/src/`` (the core's and the lab's packages) to
+one temporary tree, adds a toy there the way the README says (a setting: its field, with how the
+placement shortcuts treat it, in ``config.py`` and the code that uses it; a rule: its class and
+its registry entry in ``weighing.py``; a strategy: its class and its registry entry in
+``placement/strategies.py``; a backend: its module in ``bookend_rag_lab/models/`` and its
 ``register`` call in ``bookend_rag_lab/models/backends.py``), counts the files that differ from
 the original trees, and runs the toy through the public entry points in a fresh interpreter whose
-``bookend_rag`` and ``bookend_rag_lab`` are the copied ones.
+``bookend_rag`` and ``bookend_rag_lab`` are the copied ones. The adapter is a
+``FrameworkAdapter`` subclass in this file, recording under its own source.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
+from collections.abc import Hashable, Mapping
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bookend_rag.adapters import FrameworkAdapter
+from bookend_rag.recorder import QUESTIONLESS_TOLD_AFTER, RecorderWarning, as_recorder
+from bookend_rag.retrievals import read_retrievals
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The core's packages and the lab's, copied into one tree.
@@ -36,6 +47,22 @@ class HalfRule(WeightRule):
     ) -> tuple[FloatArray, FloatArray | None]:
         """``(l_i + lbar) / 2``, no point masses apart."""
         return (lengths + mean) / 2, None
+
+'''
+
+#: A fixed pattern: the most relevant chunk last, the least relevant first.
+TOY_STRATEGY = '''
+
+class BestLastStrategy(PatternStrategy):
+    """``best_last``: the relevance order reversed, the most relevant chunk last."""
+
+    name = "best_last"
+    tune_candidate = True
+
+    @staticmethod
+    def slot_ranks(k: int) -> IntArray:
+        """``k - 1, ..., 1, 0``."""
+        return front_to_back_ranks(k)[::-1]
 
 '''
 
@@ -138,6 +165,13 @@ def _edit(path: Path, anchor: str, before: str = "", after: str = "") -> None:
     path.write_text(text.replace(anchor, before + anchor + after), encoding="utf-8")
 
 
+def _register(module: Path, toy: str, registry: str, last: str, instance: str) -> None:
+    """Add the class ``toy`` to ``module`` before its ``registry`` comment, and ``instance`` to the
+    registry after ``last``, the last entry bookend ships."""
+    _edit(module, registry, before=toy.lstrip("\n") + "\n")
+    _edit(module, last, after=f", {instance}")
+
+
 def test_a_setting_that_moves_the_order_is_added_in_two_files(tmp_path: Path) -> None:
     """The shortcuts (a few chunks, and placing by rank above 64) do not ignore it: every call
     with it set places on the array path, which reads it."""
@@ -179,14 +213,9 @@ def test_a_setting_without_its_shortcut_declaration_is_refused_at_import(tmp_pat
 def test_a_weight_rule_is_added_in_one_file(tmp_path: Path) -> None:
     tree = _copy(tmp_path)
     weighing = tree / "bookend_rag" / "weighing.py"
-    text = weighing.read_text(encoding="utf-8")
-    registry = "#: Every rule ``weight_rule=`` takes"
-    entry = "AnchoredRule(), DensityRule())"
-    assert registry in text
-    assert entry in text
-    text = text.replace(registry, TOY_RULE.lstrip("\n") + "\n" + registry)
-    text = text.replace(entry, "AnchoredRule(), DensityRule(), HalfRule())")
-    weighing.write_text(text, encoding="utf-8")
+    _register(
+        weighing, TOY_RULE, "#: Every rule ``weight_rule=`` takes", "DensityRule()", "HalfRule()"
+    )
     assert _changed(tree) == {"bookend_rag/weighing.py"}
     out = _run(
         tree,
@@ -225,3 +254,105 @@ def test_a_scorer_backend_is_added_in_two_files(tmp_path: Path) -> None:
     assert model == "toy-early"
     assert int(calls) > 0
     assert "retrieval" in out.splitlines()[1]
+
+
+def test_a_strategy_is_added_in_one_file(tmp_path: Path) -> None:
+    """``reorder`` on every path (a few chunks, placing by rank above 64, the array path with
+    given lengths), ``explain()``, ``bookend reorder``, the adapters' settings (LangChain's
+    ``BookendReorder`` is a ``PlacementConfig``; Haystack's ranker takes it as a keyword) and
+    tune's candidates all take it."""
+    tree = _copy(tmp_path)
+    strategies = tree / "bookend_rag" / "placement" / "strategies.py"
+    registry = "#: Every strategy ``strategy=`` takes"
+    _register(strategies, TOY_STRATEGY, registry, "RelevanceStrategy()", "BestLastStrategy()")
+    assert _changed(tree) == {"bookend_rag/placement/strategies.py"}
+    out = _run(
+        tree,
+        "import bookend_rag as b\n"
+        "from bookend_rag.cli import build_parser\n"
+        "from bookend_rag_lab.experiments.candidates import fixed_candidates\n"
+        "from haystack import Document\n"
+        "from haystack_integrations.components.rankers.bookend import BookendRanker\n"
+        "from langchain_bookend import BookendReorder\n"
+        "from langchain_core.documents import Document as LCDocument\n"
+        "for k in (5, 20, 64, 65, 1000):\n"
+        "    texts, scores = [f'chunk {i}' for i in range(k)], [k - i for i in range(k)]\n"
+        "    best_last = tuple(range(k))[::-1]\n"
+        "    print(b.reorder(texts, scores, strategy='best_last').order == best_last,"
+        " b.reorder(texts, scores, lengths=[1 + i % 7 for i in range(k)],"
+        " strategy='best_last').order == best_last,"
+        " b.Bookend(strategy='best_last').place(texts).order == best_last)\n"
+        "print(b.reorder(['a', 'b', 'c'], [3, 2, 1], strategy='best_last').explain())\n"
+        "print(build_parser().parse_args(['reorder', '--strategy', 'best_last']).strategy)\n"
+        "docs = [Document(content=t, score=s) for t, s in (('a', 0.9), ('b', 0.5), ('c', 0.1))]\n"
+        "ranked = BookendRanker(strategy='best_last').run(documents=docs)['documents']\n"
+        "print('haystack', [d.content for d in ranked])\n"
+        "lc = [LCDocument(page_content=t, metadata={'score': s}) for t, s in"
+        " (('a', 0.9), ('b', 0.5), ('c', 0.1))]\n"
+        "reordered = BookendReorder(strategy='best_last', score_key='score').invoke(lc)\n"
+        "print('langchain', [d.page_content for d in reordered])\n"
+        "print('candidates', list(fixed_candidates('smollm2-135m', 5)))\n",
+    )
+    lines = out.splitlines()
+    assert lines[:5] == ["True True True"] * 5
+    assert "strategy: best_last" in out
+    assert "; the best_last strategy fixes the pattern" in out
+    assert "haystack ['c', 'b', 'a']" in lines
+    assert "langchain ['c', 'b', 'a']" in lines
+    candidates = "candidates ['default', 'relevance', 'reversed', 'view', 'alternate', 'langchain'"
+    assert f"{candidates}, 'best_last']" in lines
+    assert "best_last" in lines  # bookend reorder --strategy best_last
+
+
+class ToyAdapter(FrameworkAdapter):
+    """A fourth framework's adapter, as its own package would write it: items are dicts."""
+
+    record_source = "toy_framework"
+
+    @staticmethod
+    def item_text(item: Any) -> str:
+        return str(item["text"])
+
+    @staticmethod
+    def item_source(item: Any, key: str) -> Hashable | None:
+        return item.get(key)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def item_metadata(item: Any) -> Mapping[str, Any] | None:
+        return {"title": item["text"].upper()}
+
+    def run(self, items: list[dict[str, Any]], question: str | None = None) -> list[Any]:
+        scores = [item["score"] for item in items]
+        placer = self.placer(question)
+        placement = placer.place(items, scores)
+        self.deliver(placement, placer, items, scores, question)
+        return placement.items
+
+
+def test_a_fourth_adapter_records_under_its_own_source_without_a_core_edit(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    adapter = ToyAdapter(recorder=path)
+    items = [{"text": t, "score": s} for t, s in (("a", 0.2), ("b", 0.9), ("c", 0.5))]
+    placed = adapter.run(items, question="Which?")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(QUESTIONLESS_TOLD_AFTER):
+            adapter.run(items)
+    (told,) = [str(w.message) for w in caught if issubclass(w.category, RecorderWarning)]
+    recorder = as_recorder(path)
+    assert recorder is not None
+    recorder.flush()
+    first, *rest = read_retrievals(path)
+    assert (first.source, first.question) == ("toy_framework", "Which?")
+    assert [first.documents[i].text for i in first.order or ()] == [i["text"] for i in placed]
+    assert len(rest) == QUESTIONLESS_TOLD_AFTER
+    assert {r.source for r in rest} == {"toy_framework"}
+    # Told how to bring the question, in words that fit any adapter.
+    assert "pass each call's question to the toy_framework adapter" in told
+
+
+def test_an_adapter_with_a_source_no_record_could_hold_fails_when_defined() -> None:
+    with pytest.raises(TypeError, match=r"Bad: record_source must be a lower-case identifier"):
+
+        class Bad(ToyAdapter):
+            record_source = "Toy Framework"

@@ -1,7 +1,7 @@
 """Placing by rank: the placement of chunks whose lengths cannot move their order, on arrays.
 
-Where :func:`~bookend_rag.placement.strategies.ranks_without_lengths` gives the relevance rank of
-each slot's chunk whatever the lengths, the order is that assignment
+Where the strategy's :meth:`~bookend_rag.placement.strategies.Strategy.ranks_without_lengths`
+gives the relevance rank of each slot's chunk whatever the lengths, the order is that assignment
 (:func:`~bookend_rag.placement.sorted_assignment.assign_by_rank`, the array path's rule); the
 token counts are taken only if the placement's lengths are read. :mod:`bookend_rag.place.shortcut`
 says when this path applies (above :data:`~bookend_rag.placement.small_k.SMALL_K_MAX` chunks).

@@ -26,7 +26,7 @@ from bookend_rag.place.setup import Setup
 from bookend_rag.place.small_k_path import place_few
 from bookend_rag.placement.result import Placement
 from bookend_rag.placement.small_k import SMALL_K_MAX
-from bookend_rag.placement.strategies import ranks_without_lengths
+from bookend_rag.placement.strategies import strategy_named
 from bookend_rag.tokens import approx_token_count, counts_on_demand
 from bookend_rag.weighing import weight_rule_named
 
@@ -49,11 +49,14 @@ class Shortcut:
     def of(cls, setup: Setup) -> Shortcut | None:
         """The shortcuts of ``setup``, ``None`` when its settings allow neither.
 
-        Where the lengths cannot move the order (a fixed pattern, or slots that rank front to
-        back whatever the lengths), counts taken when first read serve (the default's, a
-        tokenizer's; a caller's own function is called at once, its errors the caller's to see),
-        and the order is a rank per slot; the small-K path also places the ``bookend`` strategy
-        where the slot ranking needs the counts, with the default approximation.
+        Where the lengths cannot move the order (the strategy's
+        :meth:`~bookend_rag.placement.strategies.Strategy.ranks_without_lengths`: a fixed
+        pattern, or slots that rank front to back whatever the lengths), counts taken when first
+        read serve (the default's, a tokenizer's; a caller's own function is called at once, its
+        errors the caller's to see), and the order is a rank per slot; the small-K path also
+        places a strategy that sorts by slot weight (``bookend``:
+        :attr:`~bookend_rag.placement.strategies.Strategy.sorts_by_slot_weight`) where the slot
+        ranking needs the counts, with the default approximation.
         """
         config, reader = setup.config, setup.reader
         # The settings say themselves whether the shortcuts read them
@@ -61,13 +64,14 @@ class Shortcut:
         if config.array_path_settings() or reader.source is not None:
             return None
         rule = weight_rule_named(config.weight_rule)
+        strategy = strategy_named(config.strategy)
         slot_ranks = (
-            ranks_without_lengths(config.strategy, setup.profile, rule, setup.layout)
+            strategy.ranks_without_lengths(setup.profile, rule, setup.layout)
             if config.equal_lengths or counts_on_demand(reader.count)
             else None
         )
         if slot_ranks is None and not (
-            config.strategy == "bookend"
+            strategy.sorts_by_slot_weight
             and (config.equal_lengths or reader.count is approx_token_count)
         ):
             return None

@@ -14,12 +14,14 @@ weigher, source groups, the objective) and returns an order:
   placement.
 
 :mod:`~bookend_rag.placement.linear` says which optimiser solves which problem,
-:mod:`~bookend_rag.placement.strategies` names the strategies (``bookend`` and the fixed patterns of
-:mod:`~bookend_rag.placement.orders`), :mod:`~bookend_rag.placement.groups` keeps source groups in
+:mod:`~bookend_rag.placement.strategies` holds the strategies, objects in one registry (``bookend``
+and the fixed patterns), :mod:`~bookend_rag.placement.groups` keeps source groups in
 order, :mod:`~bookend_rag.placement.selection` applies ``top_k`` and the budget first,
 :mod:`~bookend_rag.placement.result` holds the :class:`~bookend_rag.Placement` a caller gets back,
 and :mod:`~bookend_rag.placement.explanation` says what it did (``explain()``, the baselines).
 
 A new optimiser is a module here with a function ``(problem) -> order``, and a line in
-:func:`bookend_rag.placement.linear.optimiser_for` that says when it applies.
+:func:`bookend_rag.placement.linear.optimiser_for` that says when it applies; a new strategy is a
+:class:`~bookend_rag.placement.strategies.Strategy` registered in
+:mod:`~bookend_rag.placement.strategies`.
 """

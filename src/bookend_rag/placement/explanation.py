@@ -17,6 +17,7 @@ import numpy as np
 
 from bookend_rag.arrays import FloatArray, IntArray
 from bookend_rag.placement.orders import alternate_order, rank_order, weight_tiers
+from bookend_rag.placement.strategies import strategy_named
 from bookend_rag.weighing import weight_rule_named
 
 if TYPE_CHECKING:
@@ -154,8 +155,9 @@ def _decided_by(p: Placement[Any]) -> str:
     else:
         view = "whole-prompt view (the answer follows the chunks)"
     text = f"{p.profile.describe().kind} {p.profile.name}, {view}: {_shape(p.weights)}"
-    if p.strategy != "bookend":
-        text += f"; the {p.strategy} strategy fixes the pattern"
+    decided = strategy_named(p.strategy).decided_by()
+    if decided is not None:
+        text += f"; {decided}"
     kept = p.kept
     if p.order == kept and len(kept) > 1:
         if p.scores is None:

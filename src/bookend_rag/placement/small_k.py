@@ -10,8 +10,8 @@ Python numbers, as the array path does:
   their relevance unless two different scores round to one relevance; then the relevance sorted);
 * per slot the relevance rank of its chunk: where the lengths cannot move the order (the fixed
   patterns, and the ``bookend`` strategy with slots that rank front to back whatever the lengths:
-  :func:`~bookend_rag.placement.strategies.ranks_without_lengths`), those ranks; else the
-  ``bookend`` strategy's slots ranked by the array path's function
+  the strategy's :meth:`~bookend_rag.placement.strategies.Strategy.ranks_without_lengths`), those
+  ranks; else the ``bookend`` strategy's slots ranked by the array path's function
   (:func:`~bookend_rag.placement.sorted_assignment.frame_slot_ranks`, on the frame of
   :func:`bookend_rag.weighing.chunk_frame` and the counts of
   :func:`bookend_rag.tokens.approx_token_counts`), under a rule that counts every chunk at the

@@ -31,8 +31,8 @@ Redactor = Callable[[RetrievalRecord], RetrievalRecord | Mapping[str, Any] | Non
 #: After this many calls without a question, a recorder says once how to pass the question.
 QUESTIONLESS_TOLD_AFTER: Final = 20
 
-#: Per source, how its calls bring the question (``bookend tune --retrievals`` skips a record
-#: without one).
+#: Per source of bookend's own, how its calls bring the question (``bookend tune --retrievals``
+#: skips a record without one); another adapter's source gets :func:`_how_to_ask`'s general line.
 _HOW_TO_ASK: Final[dict[RecordSource, str]] = {
     "langchain": "BookendReorder got documents only: use BookendRetriever or "
     "ContextualCompressionRetriever(base_compressor=BookendReorder(...)), or invoke it with "
@@ -46,6 +46,15 @@ _HOW_TO_ASK: Final[dict[RecordSource, str]] = {
     "adapter",
     "import": "give record_from(..., question=q)",
 }
+
+
+def _how_to_ask(source: RecordSource) -> str:
+    """How calls of ``source`` bring the question: its own line, or for an adapter bookend does
+    not ship, where to look."""
+    return _HOW_TO_ASK.get(
+        source, f"pass each call's question to the {source} adapter (its documentation says how)"
+    )
+
 
 # Files hold what users asked and what was retrieved: readable by their owner only.
 _FILE_MODE: Final = 0o600
@@ -215,7 +224,7 @@ class RetrievalRecorder:
             tell(
                 f"recorder={str(self.path)!r}: {QUESTIONLESS_TOLD_AFTER} calls recorded without "
                 f"a question, which `bookend tune --retrievals` cannot use; "
-                f"{_HOW_TO_ASK[source]}"
+                f"{_how_to_ask(source)}"
             )
 
     def lost(self, exc: BaseException) -> None:

@@ -22,6 +22,10 @@ With ``theory`` the model's theory spec and ``K`` the run's number of documents:
   same way (:meth:`~bookend_rag_lab.experiments.measured_slots.SlotMeasurement.fit`), placed with
   the default settings otherwise, as the shipped measured profiles are.
 
+``relevance`` and ``alternate`` are here as strategies that say they are tune candidates
+(:attr:`~bookend_rag.placement.strategies.Strategy.tune_candidate`); a strategy registered with
+that flag is raced too, after the fixed candidates above (:data:`RACE_ORDER`).
+
 The two measured candidates are *cross-fitted*: one config per fold, and the pooled one (measured
 on every fold) is what choosing them writes. One is left out when its pooled config or any fold's
 could not be measured, since the race pairs every candidate with the default on the same items.
@@ -37,6 +41,7 @@ import bookend_rag
 from bookend_rag_lab.experiments.measured_slots import ProfileFit, SlotMeasurement
 from bookend_rag_lab.fitting.profile import Target
 from bookend_rag_lab.reorderers import CURRENT_ORDERS
+from bookend_rag.placement.strategies import strategy_named, strategy_names
 
 __all__ = [
     "CURRENT_CANDIDATES",
@@ -44,6 +49,7 @@ __all__ = [
     "FITTED",
     "FRAMEWORK_PATTERNS",
     "MEASURED",
+    "RACE_ORDER",
     "Candidates",
     "CrossFitted",
     "fixed_candidates",
@@ -62,6 +68,9 @@ FRAMEWORK_PATTERNS = ("alternate", "langchain")
 CURRENT_CANDIDATES = dict(
     zip(CURRENT_ORDERS, ("relevance", "langchain", "langchain", "alternate"), strict=True)
 )
+#: The order the race lists the fixed candidates in, which settles a tie (the earlier leads); a
+#: registered strategy's candidate follows them.
+RACE_ORDER = (DEFAULT, "relevance", "reversed", "view", "alternate", "langchain")
 
 
 def langchain_slots(k: int) -> list[int]:
@@ -100,15 +109,20 @@ def fixed_candidates(
 ) -> dict[str, bookend_rag.PlacementConfig]:
     """Every candidate but the cross-fitted ones, for items of ``k`` documents (module
     docstring); the default places with ``default`` (what bookend's default places this model
-    with, :func:`~bookend_rag_lab.experiments.setup.default_model`), else with ``theory``."""
-    return {
+    with, :func:`~bookend_rag_lab.experiments.setup.default_model`), else with ``theory``; each
+    strategy that is a tune candidate places with ``theory``."""
+    configs = {
         DEFAULT: bookend_rag.PlacementConfig(model=theory if default is None else default),
-        "relevance": bookend_rag.PlacementConfig(model=theory, strategy="relevance"),
         "reversed": bookend_rag.PlacementConfig(model=_reversed_table(k)),
         "view": bookend_rag.PlacementConfig(model=theory, suffix_tokens=0),
-        "alternate": bookend_rag.PlacementConfig(model=theory, strategy="alternate"),
         "langchain": bookend_rag.PlacementConfig(model=langchain_table(k)),
     }
+    for name in strategy_names():
+        if strategy_named(name).tune_candidate:
+            configs[name] = bookend_rag.PlacementConfig(model=theory, strategy=name)
+    order = [name for name in RACE_ORDER if name in configs]
+    order += [name for name in configs if name not in RACE_ORDER]
+    return {name: configs[name] for name in order}
 
 
 @dataclass(frozen=True)
