@@ -17,17 +17,17 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import (
+from bookend_rag.lab.items.codes import (
     CODE_WORDS,
     MAX_DOCUMENTS,
     MAX_WORDS,
     MIN_WORDS,
-    PROBE_FAMILY,
     SKIP_REASONS,
     probe_items,
     statement,
 )
+from bookend_rag.lab.items.item import Item
+from bookend_rag.lab.items.probes import PROBE_FAMILY
 from bookend_rag.lab.items.template import (
     BOOKEND_PROMPT,
     JinjaTemplate,

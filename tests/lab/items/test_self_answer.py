@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bookend_rag.lab.items.answers import answer_key
-from bookend_rag.lab.items.probes import PROBE_FAMILY, SKIP_REASONS, retriever_scores
+from bookend_rag.lab.items.probes import PROBE_FAMILY, retriever_scores
 from bookend_rag.lab.items.self_answer import (
+    SKIP_REASONS,
     answer_prompts,
     self_answer_items,
     short_answer,

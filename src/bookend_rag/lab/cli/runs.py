@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from bookend_rag.lab.cli.common import add_template_option
 from bookend_rag.lab.cli.endpoint import add_endpoint_options, served_theory
+from bookend_rag.lab.experiments.probing import DEFAULT_DESIGN, PROBE_DESIGNS
 from bookend_rag.lab.items.suites import SUITES
 from bookend_rag.lab.models.backends import ScorerSpec
 from bookend_rag.lab.reorderers import CURRENT_ORDERS
@@ -53,8 +54,8 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     )
     p.add_argument(
         "--probes",
-        choices=("self-answer", "codes"),
-        default="self-answer",
+        choices=tuple(PROBE_DESIGNS),
+        default=DEFAULT_DESIGN,
         help="how probes are built from --retrievals: your question, with the model's own "
         "answer from each document alone as the candidates and the top document's as the "
         "target (self-answer, default: one short generation per document); or an inserted "
@@ -154,7 +155,7 @@ def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: in
         retrievers=getattr(args, "retriever", None),
         template=args.template,
         retrievals=retrievals,
-        probes=getattr(args, "probes", "self-answer"),
+        probes=getattr(args, "probes", DEFAULT_DESIGN),
     )
 
 
