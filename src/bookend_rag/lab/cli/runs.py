@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bookend_rag.lab.cli.common import add_template_option
+from bookend_rag.lab.cli.common import add_template_option, add_threads_option
 from bookend_rag.lab.cli.endpoint import add_endpoint_options, served_theory
 from bookend_rag.lab.experiments.probing import DEFAULT_DESIGN, PROBE_DESIGNS
 from bookend_rag.lab.items.suites import SUITES
@@ -104,7 +104,7 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         help="precision of the weights (default float32); bfloat16 ran 1.5x faster on a CPU "
         "with AVX-512 BF16 and gave tune the same decision (bench/RESULTS.md)",
     )
-    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    add_threads_option(p)
     add_template_option(p)
     p.add_argument(
         "--current",
