@@ -49,7 +49,7 @@ from typing import Any
 
 from bookend_rag.lab.items import probes
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import PROBE_FAMILY, Probes, retriever_scores, top_document
+from bookend_rag.lab.items.probes import PROBE_FAMILY, Probes, ranked
 from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate, flat_text
 from bookend_rag.lab.models.scorer import answer_text, prompt_text
 from bookend_rag.retrievals import RetrievalRecord
@@ -217,13 +217,11 @@ def _probe(
 ) -> tuple[Item, bool] | str:
     """The probe of one retrieval and whether its codes are known to take several tokens, or
     why there is none (a key of :data:`SKIP_REASONS`)."""
-    reason = unusable(record)
-    if reason is not None:
-        return reason
-    texts = [d.text for d in record.documents]
+    checked = ranked(record, unusable)
+    if isinstance(checked, str):
+        return checked
+    texts, scores, target = checked
     k = len(texts)
-    scores = retriever_scores(record)
-    target = top_document(scores)
     lead = answer_text(template.prompt(texts, "?"), "x")[:-1]
     chosen = _codes(random.Random(f"{seed}:{number}"), k, texts, own_text, lead, token_length)
     if chosen is None:

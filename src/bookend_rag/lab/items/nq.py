@@ -88,9 +88,7 @@ def nq_items(
     Raises:
         ValueError: for an unknown split or retriever, ``k < 2``, or more items than the split has.
     """
-    check_request(split, NQ_SPLITS, retrievers)
-    if k < 2:
-        raise ValueError(f"k must be >= 2, got k={k!r}")
+    check_request(split, NQ_SPLITS, retrievers, k)
     pool = [r for r in load_records(path) if split_of(r.question) == split]
     if not 1 <= n_items <= len(pool):
         raise ValueError(f"n_items must be in 1..{len(pool)} for split {split!r}, got {n_items!r}")

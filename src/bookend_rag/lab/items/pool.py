@@ -63,12 +63,14 @@ def split_of(text: str) -> str:
     return bucket(text, SPLIT_SHARES)
 
 
-def check_request(split: str, shares: Mapping[str, range], retrievers: Sequence[str]) -> None:
-    """A suite's split and retrievers, checked.
+def check_request(
+    split: str, shares: Mapping[str, range], retrievers: Sequence[str], k: int | None = None
+) -> None:
+    """A suite's split, retrievers and documents per item (``None``: the suite checks them).
 
     Raises:
-        ValueError: for a split not in ``shares`` or retrievers not drawn from
-            :data:`POOL_RETRIEVERS` (or none).
+        ValueError: for a split not in ``shares``, retrievers not drawn from
+            :data:`POOL_RETRIEVERS` (or none), or ``k < 2``.
     """
     if split not in shares:
         raise ValueError(f"split must be one of {tuple(shares)}, got split={split!r}")
@@ -76,6 +78,8 @@ def check_request(split: str, shares: Mapping[str, range], retrievers: Sequence[
         raise ValueError(
             f"retrievers must be drawn from {POOL_RETRIEVERS}, got retrievers={list(retrievers)!r}"
         )
+    if k is not None and k < 2:
+        raise ValueError(f"k must be >= 2, got k={k!r}")
 
 
 def in_turn(groups: Sequence[Sequence[_T]]) -> list[_T]:

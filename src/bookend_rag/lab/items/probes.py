@@ -20,7 +20,7 @@ scores), so the retriever's order is kept. The user's file is only read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -31,6 +31,7 @@ __all__ = [
     "PROBE_FAMILY",
     "SKIP_REASONS",
     "Probes",
+    "ranked",
     "retriever_scores",
     "top_document",
     "unusable",
@@ -129,6 +130,19 @@ def unusable(record: RetrievalRecord) -> str | None:
     if not record.documents[top_document(retriever_scores(record))].text.split():
         return "empty"
     return None
+
+
+def ranked(
+    record: RetrievalRecord, unusable: Callable[[RetrievalRecord], str | None]
+) -> tuple[list[str], tuple[float, ...], int] | str:
+    """A retrieval's texts, scores (:func:`retriever_scores`) and first document
+    (:func:`top_document`) where it passes a design's checks (``unusable``), else why it gives
+    no probe."""
+    reason = unusable(record)
+    if reason is not None:
+        return reason
+    scores = retriever_scores(record)
+    return [d.text for d in record.documents], scores, top_document(scores)
 
 
 def retriever_scores(record: RetrievalRecord) -> tuple[float, ...]:

@@ -41,7 +41,7 @@ from typing import Any
 from bookend_rag.lab.items import probes
 from bookend_rag.lab.items.answers import answer_key
 from bookend_rag.lab.items.item import Item
-from bookend_rag.lab.items.probes import PROBE_FAMILY, Probes, retriever_scores, top_document
+from bookend_rag.lab.items.probes import PROBE_FAMILY, Probes, ranked
 from bookend_rag.lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend_rag.lab.models.scorer import Prompt, prompt_text
 from bookend_rag.retrievals import RetrievalRecord
@@ -230,12 +230,10 @@ def _probe(
 ) -> tuple[tuple[float, ...], int] | str:
     """The scores and the first document of a retrieval that may give a probe, or why it cannot
     (a key of :data:`SKIP_REASONS`), before any generation."""
-    reason = unusable(record)
-    if reason is not None:
-        return reason
-    texts = [d.text for d in record.documents]
-    scores = retriever_scores(record)
-    target = top_document(scores)
+    checked = ranked(record, unusable)
+    if isinstance(checked, str):
+        return checked
+    texts, scores, target = checked
     if context is not None and token_length is not None:
         prompt = template.prompt(texts, record.question or "")
         if token_length(prompt_text(prompt)) + ANSWER_TOKENS > context:

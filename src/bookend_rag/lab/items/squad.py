@@ -107,9 +107,7 @@ def squad_items(
         ValueError: for an unknown split or retriever, ``k < 2``, or more items than the split
             gives at this ``k``.
     """
-    check_request(split, SPLIT_SHARES, retrievers)
-    if k < 2:
-        raise ValueError(f"k must be >= 2, got k={k!r}")
+    check_request(split, SPLIT_SHARES, retrievers, k)
     pool = [p for p in load_paragraphs(path) if split_of(p.text) == split]
     order = in_turn([[(p, q) for q in range(len(par.questions))] for p, par in enumerate(pool)])
     assigned = [retrievers[n % len(retrievers)] for n in range(len(order))]
