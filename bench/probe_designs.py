@@ -5,7 +5,7 @@ the mean probability of the target among the candidates with the target document
 1, 2, 5 and 10 (the other documents in the retriever's order), for three designs:
 
 - ``labelled``: the suite's own items (the real question, its gold document and candidates);
-- ``codes``: today's probes (``bookend_rag_lab.items.probes``), built from the same items as
+- ``codes``: today's probes (``bookend_rag_lab.items.codes``), built from the same items as
   answer-less retrieval records: a code statement per document, the question naming the
   retriever's first document by its opening words;
 - ``self-answer``: the real question kept; the candidates are the model's own greedy answers to
@@ -32,7 +32,7 @@ import label_free
 
 from bookend_rag_lab.experiments.trials import Ranked, retriever_names
 from bookend_rag_lab.items.answers import normalize_answer
-from bookend_rag_lab.items.probes import probe_items
+from bookend_rag_lab.items.codes import probe_items
 from bookend_rag_lab.items.suites import suite_items
 from bookend_rag_lab.items.template import BOOKEND_PROMPT
 from bookend_rag_lab.metrics import candidate_probabilities

@@ -28,6 +28,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, get_args
@@ -49,12 +50,14 @@ __all__ = [
     "RECORD_SOURCES",
     "RECORD_SOURCE_PATTERN",
     "RETRIEVALS_SCHEMA",
+    "JsonLine",
     "RecordSource",
     "RecordedDocument",
     "RetrievalReader",
     "RetrievalRecord",
     "SchemaVersion",
     "checked_record_source",
+    "json_lines",
     "json_scalars",
     "read_retrievals",
     "record_from",
@@ -232,6 +235,48 @@ def _rotation(path: Path) -> tuple[Path, int]:
     return path.with_name(part["base"]), int(part["n"])
 
 
+@dataclass(frozen=True)
+class JsonLine:
+    """One non-blank line of a JSON Lines file, parsed (:func:`json_lines`).
+
+    Attributes:
+        number: the line's number in the file (1-based).
+        value: its JSON value (``None`` when it is not JSON).
+        error: why it is not JSON, ``"not JSON (...)"`` or ``"not UTF-8 (...)"`` (``None``: it
+            is).
+        ended: whether it ends with a newline (a last line without one may be a record cut off
+            by a writer still writing).
+    """
+
+    number: int
+    value: Any = None
+    error: str | None = None
+    ended: bool = True
+
+
+def json_lines(lines: Iterable[bytes | str]) -> Iterator[JsonLine]:
+    """Each non-blank line of ``lines`` (a file opened in binary or text mode, or its lines),
+    parsed, in order; a line that is not JSON (or not UTF-8) is given with its error, not raised,
+    so each reader decides what such a line means.
+
+    >>> lines = json_lines(['{"a": 1}\\n', "\\n", "[1,"])
+    >>> [(line.number, line.error or line.value, line.ended) for line in lines]
+    [(1, {'a': 1}, True), (3, 'not JSON (Expecting value)', False)]
+    """
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        ended = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
+        try:
+            value = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        except json.JSONDecodeError as exc:
+            yield JsonLine(number, error=f"not JSON ({exc.msg})", ended=ended)
+        except UnicodeDecodeError as exc:
+            yield JsonLine(number, error=f"not UTF-8 ({exc.reason})", ended=ended)
+        else:
+            yield JsonLine(number, value, ended=ended)
+
+
 class RetrievalReader:
     """The records of record files, read in turn (each file in file order, blank lines skipped),
     and what the reading met besides records.
@@ -278,19 +323,13 @@ class RetrievalReader:
         if not path.is_file():
             raise ValueError(f"retrievals={str(path)!r}: file not found")
         with path.open("rb") as lines:
-            for number, raw in enumerate(lines, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    data = json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                    if not raw.endswith(b"\n"):  # the last line, still being written
+            for line in json_lines(lines):
+                if line.error is not None:
+                    if not line.ended:  # the last line, still being written
                         self.partial_lines += 1
                         continue
-                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
-                    what = "JSON" if isinstance(exc, json.JSONDecodeError) else "UTF-8"
-                    raise ValueError(_cut(f"{path}:{number}: not {what} ({why})")) from None
-                record = _record(data, f"{path}:{number}")
+                    raise ValueError(_cut(f"{path}:{line.number}: {line.error}"))
+                record = _record(line.value, f"{path}:{line.number}")
                 self.records += 1
                 self.unrecorded += record.unrecorded
                 yield record

@@ -16,6 +16,7 @@ import pytest
         "bookend_rag.config",
         "bookend_rag.spec",
         "bookend_rag.recorder",
+        "bookend_rag.retrievals",
     ],
 )
 def test_docstring_examples(module: str) -> None:

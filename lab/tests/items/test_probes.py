@@ -18,17 +18,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord, read_retrievals
-from bookend_rag_lab.items.item import Item
-from bookend_rag_lab.items.probes import (
+from bookend_rag_lab.items.codes import (
     CODE_WORDS,
     MAX_DOCUMENTS,
     MAX_WORDS,
     MIN_WORDS,
-    PROBE_FAMILY,
     SKIP_REASONS,
     probe_items,
     statement,
 )
+from bookend_rag_lab.items.item import Item
+from bookend_rag_lab.items.probes import PROBE_FAMILY
 from bookend_rag_lab.items.template import (
     BOOKEND_PROMPT,
     JinjaTemplate,

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from bookend_rag.retrievals import RecordedDocument, RetrievalRecord
 from bookend_rag_lab.items.answers import answer_key
-from bookend_rag_lab.items.probes import PROBE_FAMILY, SKIP_REASONS, retriever_scores
+from bookend_rag_lab.items.probes import PROBE_FAMILY, retriever_scores
 from bookend_rag_lab.items.self_answer import (
+    SKIP_REASONS,
     answer_prompts,
     self_answer_items,
     short_answer,

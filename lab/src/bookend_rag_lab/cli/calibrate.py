@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from bookend_rag_lab.cli.common import (
+    add_measure_command,
     add_template_option,
     check_outputs,
     check_profiles,
     filler_range,
-    guarded,
     load_template_option,
     say,
     set_threads,
@@ -36,8 +36,10 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``calibrate`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = add_measure_command(
+        subparsers,
         "calibrate",
+        _run,
         help="calibration: accuracy by slot, and a fitted profile for placement",
         description=(
             "Score a trained model on generated multi-document lookup items with the gold "
@@ -48,8 +50,9 @@ def register(subparsers: Any) -> None:
             "--holdout-docs or whose filler is in --holdout-filler are held back from the fit and "
             "predicted: the fitted profile against the slot table stretched to them."
         ),
+        json="the JSON report (with outcomes)",
+        plot="the PNG slot curves of the slot table",
     )
-    p.add_argument("--weights", help="local model directory, .gguf or 'smollm2'")
     add_template_option(p)
     p.add_argument(
         "--outcomes",
@@ -110,14 +113,10 @@ def register(subparsers: Any) -> None:
         metavar="MODEL",
         help="also score these profiles (JSON paths, presets) on the held-back cells",
     )
-    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
-    p.add_argument("--json", dest="json_path", help="write the JSON report (with outcomes) here")
-    p.add_argument("--plot", help="write the PNG slot curves of the slot table here")
     p.add_argument(
         "--holdout-plot", help="write the PNG of held-back accuracy by slot against predictions"
     )
     add_endpoint_options(p)
-    p.set_defaults(func=guarded(_run), command_name="calibrate")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -7,11 +7,15 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from bookend_rag_lab import deps
 
 __all__ = [
+    "add_command",
+    "add_measure_command",
     "add_template_option",
+    "add_threads_option",
     "check_outputs",
     "check_profiles",
     "filler_range",
@@ -39,6 +43,49 @@ def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
     run.__doc__ = command.__doc__
     return run
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``name`` to an ``argparse`` subparsers object, run by ``run`` under
+    :func:`guarded`; its arguments are the caller's to add."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=help, description=description
+    )
+    parser.set_defaults(func=guarded(run), command_name=name)
+    return parser
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--threads`` (:func:`set_threads`)."""
+    parser.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+
+
+def add_measure_command(
+    subparsers: Any,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    json: str,
+    plot: str,
+) -> argparse.ArgumentParser:
+    """:func:`add_command` for a command that measures a local model (``bookend validate``,
+    ``bookend calibrate``): with ``--weights``, ``--threads``, and ``--json`` (into
+    ``json_path``) and ``--plot``, where it writes ``json`` and ``plot``."""
+    parser = add_command(subparsers, name, run, help=help, description=description)
+    parser.add_argument("--weights", help="local model directory, .gguf file, or 'smollm2'")
+    add_threads_option(parser)
+    parser.add_argument("--json", dest="json_path", help=f"write {json} here")
+    parser.add_argument("--plot", help=f"write {plot} here")
+    return parser
 
 
 def add_template_option(parser: argparse.ArgumentParser) -> None:

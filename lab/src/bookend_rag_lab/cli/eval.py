@@ -21,8 +21,8 @@ from typing import Any
 
 import bookend_rag
 from bookend_rag_lab.cli.common import (
+    add_command,
     check_profiles,
-    guarded,
     load_template_option,
     set_threads,
 )
@@ -48,8 +48,10 @@ DEFAULT = {"docs": DOCS, "items": ITEMS, "random_draws": 3}
 
 def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "eval",
+        _evaluate,
         help="does placement help on your model and data? every strategy, paired statistics",
         description=(
             "Score the gold answer of every item with its retrieved documents in the order of "
@@ -86,7 +88,6 @@ def register(subparsers: Any) -> None:
         "from it (a few rescored as a check), only new orders call the model",
     )
     p.add_argument("--quick", action="store_true", help="a smoke run of a few minutes")
-    p.set_defaults(func=guarded(_evaluate), command_name="eval")
 
 
 def _named_paths(option: str, specs: list[str], taken: Collection[str] = ()) -> dict[str, str]:

@@ -11,8 +11,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bookend_rag_lab.cli.common import add_template_option
+from bookend_rag_lab.cli.common import add_template_option, add_threads_option
 from bookend_rag_lab.cli.endpoint import add_endpoint_options, served_theory
+from bookend_rag_lab.experiments.probing import DEFAULT_DESIGN, PROBE_DESIGNS
 from bookend_rag_lab.items.suites import SUITES
 from bookend_rag_lab.models.backends import ScorerSpec
 from bookend_rag_lab.reorderers import CURRENT_ORDERS
@@ -53,8 +54,8 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     )
     p.add_argument(
         "--probes",
-        choices=("self-answer", "codes"),
-        default="self-answer",
+        choices=tuple(PROBE_DESIGNS),
+        default=DEFAULT_DESIGN,
         help="how probes are built from --retrievals: your question, with the model's own "
         "answer from each document alone as the candidates and the top document's as the "
         "target (self-answer, default: one short generation per document); or an inserted "
@@ -103,7 +104,7 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
         help="precision of the weights (default float32); bfloat16 ran 1.5x faster on a CPU "
         "with AVX-512 BF16 and gave tune the same decision (bench/RESULTS.md)",
     )
-    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    add_threads_option(p)
     add_template_option(p)
     p.add_argument(
         "--current",
@@ -154,7 +155,7 @@ def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: in
         retrievers=getattr(args, "retriever", None),
         template=args.template,
         retrievals=retrievals,
-        probes=getattr(args, "probes", "self-answer"),
+        probes=getattr(args, "probes", DEFAULT_DESIGN),
     )
 
 

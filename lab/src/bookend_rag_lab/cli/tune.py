@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bookend_rag_lab.cli.common import guarded, load_template_option, set_threads
+from bookend_rag_lab.cli.common import add_command, load_template_option, set_threads
 from bookend_rag_lab.cli.endpoint import scorer_spec
 from bookend_rag_lab.cli.runs import (
     DOCS,
@@ -33,8 +33,10 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``tune`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "tune",
+        _tune,
         help="choose the placement for your model and items by measurement; writes a config",
         description=(
             "Race candidate placements (bookend's default for the model, relevance order, its "
@@ -67,7 +69,6 @@ def register(subparsers: Any) -> None:
         default=0.95,
         help="the guard's level before its Bonferroni correction (default 0.95)",
     )
-    p.set_defaults(func=guarded(_tune), command_name="tune")
 
 
 def _tune(args: argparse.Namespace) -> int:

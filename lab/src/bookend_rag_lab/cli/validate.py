@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bookend_rag_lab.cli.common import guarded, say, set_threads
+from bookend_rag_lab.cli.common import add_measure_command, say, set_threads
 from bookend_rag_lab.influence.architectures import DEFAULT_VOCAB_CAP
 
 __all__ = ["register"]
@@ -25,17 +25,20 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``validate`` subcommand to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = add_measure_command(
+        subparsers,
         "validate",
+        _run,
         help="measure a model's influence profile and compare it with the theory",
         description=(
             "Measure the Jacobian-norm influence of every position on the final token (Hutchinson "
             "probes), for an architecture with random weights (Step 0) or for local trained "
             "weights, then compare it with the Cesàro theory and fit (H, alpha)."
         ),
+        json="the JSON report",
+        plot="the PNG figure",
     )
     p.add_argument("model", nargs="?", help="preset name or config.json path (random weights)")
-    p.add_argument("--weights", help="local model directory, .gguf file, or 'smollm2'")
     p.add_argument("--tokens", type=int, default=512, help="sequence length N (default 512)")
     p.add_argument("--seeds", type=int, default=2, help="model initialisations (Step 0)")
     p.add_argument("--probes", type=int, default=8, help="Hutchinson probes per input")
@@ -57,9 +60,6 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--precision", choices=("bfloat16", "float32"), default="bfloat16")
     p.add_argument("--max-depth", type=float, default=2000.0, help="upper bound of the H fit")
-    p.add_argument("--threads", type=int, help="torch threads (default: all cores)")
-    p.add_argument("--json", dest="json_path", help="write the JSON report here")
-    p.add_argument("--plot", help="write the PNG figure here")
     p.add_argument("--profile-out", help="write the measured profile JSON (for reorder) here")
     p.add_argument(
         "--fitted-out",
@@ -67,7 +67,6 @@ def register(subparsers: Any) -> None:
         "squares "
         "and write it here",
     )
-    p.set_defaults(func=guarded(_run), command_name="validate")
 
 
 def _run(args: argparse.Namespace) -> int:

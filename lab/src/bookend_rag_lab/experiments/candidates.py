@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import bookend_rag
+from bookend_rag.placement.strategies import strategy_named, strategy_names
 from bookend_rag_lab.experiments.measured_slots import ProfileFit, SlotMeasurement
 from bookend_rag_lab.fitting.profile import Target
 from bookend_rag_lab.reorderers import CURRENT_ORDERS
-from bookend_rag.placement.strategies import strategy_named, strategy_names
 
 __all__ = [
     "CURRENT_CANDIDATES",

@@ -9,7 +9,8 @@ a list) when given, even beside retrievals (items with real answers stay the pre
 else probes from retrievals, built once the model is loaded (:meth:`RunItems.for_model`), since
 the model answers each document for self-answer probes (:mod:`~bookend_rag_lab.items.self_answer`,
 the default) and its tokenizer draws the codes of code probes
-(:mod:`~bookend_rag_lab.items.probes`); else a built-in suite.
+(:mod:`~bookend_rag_lab.items.codes`), each design taken from
+:data:`~bookend_rag_lab.experiments.probing.PROBE_DESIGNS`; else a built-in suite.
 """
 
 from __future__ import annotations
@@ -23,29 +24,15 @@ from typing import Any
 from bookend_rag.errors import shown
 from bookend_rag.retrievals import RetrievalReader, RetrievalRecord, retrieval_files
 from bookend_rag_lab.experiments.cost import DryRun, Estimate, answers_estimate
+from bookend_rag_lab.experiments.probing import DEFAULT_DESIGN, PROBE_DESIGNS, ProbeRequest
 from bookend_rag_lab.experiments.setup import run_families, source_settings, templated
 from bookend_rag_lab.experiments.trials import retriever_names
 from bookend_rag_lab.items.item import Item
-from bookend_rag_lab.items.probes import SKIP_REASONS, Probes, probe_items, unusable
-from bookend_rag_lab.items.self_answer import ANSWER_TOKENS, self_answer_items
 from bookend_rag_lab.items.suites import load_items
 from bookend_rag_lab.items.template import PromptTemplate, TemplateLike, template_of
-from bookend_rag_lab.models.scorer import (
-    Prompt,
-    Scorer,
-    capabilities,
-    context_length,
-    exact_tokens,
-    generate,
-)
-from bookend_rag_lab.progress import progress_bar
+from bookend_rag_lab.models.scorer import Prompt, Scorer
 
-__all__ = ["DEFAULT_K", "PROBE_DESIGNS", "RunItems", "RunSpec"]
-
-#: How probes are built from retrievals: the model's own answers to the user's question
-#: (:mod:`~bookend_rag_lab.items.self_answer`, the default), or inserted codes
-#: (:mod:`~bookend_rag_lab.items.probes`, kept for the comparison that chose the default).
-PROBE_DESIGNS = ("self-answer", "codes")
+__all__ = ["DEFAULT_K", "RunItems", "RunSpec"]
 
 #: Documents per built-in item when a run is not told.
 DEFAULT_K = 10
@@ -85,8 +72,9 @@ class RunSpec:
             rotated parts oldest first; or the records) to build probe items from when ``items``
             is ``None``: their documents ranked by the recorded scores (retriever ``"file"``
             only), and ``n_items`` caps them (``None``: every usable retrieval).
-        probes: how probes are built (:data:`PROBE_DESIGNS`): ``"self-answer"`` (default) or
-            ``"codes"`` (drawn with ``seed``).
+        probes: how probes are built, a name in
+            :data:`~bookend_rag_lab.experiments.probing.PROBE_DESIGNS`: ``"self-answer"``
+            (default) or ``"codes"`` (drawn with ``seed``).
     """
 
     items: str | Path | Sequence[Item] | None = None
@@ -99,7 +87,7 @@ class RunSpec:
     retrievers: Sequence[str] | None = None
     template: TemplateLike = None
     retrievals: Retrievals | None = None
-    probes: str = PROBE_DESIGNS[0]
+    probes: str = DEFAULT_DESIGN
 
     def sized(self, *, suite: str, n_items: int, split: str) -> tuple[str, int, int, str]:
         """The run's suite, K, number of built-in items and split: this spec's, else the
@@ -206,22 +194,33 @@ class RunItems:
         one line to ``say`` (:meth:`~bookend_rag_lab.items.probes.Probes.summary`); other items
         as they are. Self-answer probes take the model's answer from each document (a progress
         bar counts them; ``answer=False``, for a dry run, generates nothing and gives each
-        document a placeholder answer of :data:`ANSWER_TOKENS` words, an upper bound on what
+        document a placeholder answer of
+        :data:`~bookend_rag_lab.items.self_answer.ANSWER_TOKENS` words, an upper bound on what
         scoring it costs); code probes draw codes that are single tokens of its tokenizer. Both
         keep prompts within its context.
 
         Raises:
-            ValueError: when no retrieval gives a probe, or the model gave one answer for most
-                documents (:attr:`~bookend_rag_lab.items.probes.Probes.repeated`), with the
-                reasons counted.
+            ValueError: when no retrieval gives a probe, or the probes are not worth scoring
+                (:attr:`~bookend_rag_lab.items.probes.Probes.worth_scoring`: the model gave one
+                answer for most documents), with the reasons counted.
         """
         if self.pending is None:
             return self
         unanswered: list[Prompt] = []
-        probes = self._probes(scorer, unanswered if not answer else None, progress=progress)
-        items = probes.items[: self.pending.limit]
-        summary = "; ".join([probes.summary(), *self.pending.notes])
-        if not items or probes.repeated is not None:
+        pending = self.pending
+        request = ProbeRequest(
+            pending.records,
+            pending.seed,
+            pending.limit,
+            self.template,
+            scorer,
+            unanswered if not answer else None,
+            progress,
+        )
+        probes = PROBE_DESIGNS[pending.design].build(request)
+        items = probes.items[: pending.limit]
+        summary = "; ".join([probes.summary(), *pending.notes])
+        if not items or not probes.worth_scoring:
             usable = "" if not items else " worth scoring"
             raise ValueError(
                 f"retrievals={self.settings['source']['retrievals']!r} give no probe item"
@@ -239,7 +238,7 @@ class RunItems:
             settings=settings,
             pending=None,
             unanswered=tuple(unanswered),
-            most_answers=self.pending.most_answers(len(unanswered)),
+            most_answers=pending.most_answers(len(unanswered)),
         )
 
     def dry_run(self, scorer: Scorer, scoring: Estimate, *, budgeted: bool = False) -> DryRun:
@@ -249,53 +248,12 @@ class RunItems:
         answers = answers_estimate(scorer, self.unanswered) if self.unanswered else None
         return DryRun(scoring, answers, len(self.items), self.most_answers, budgeted)
 
-    def _probes(self, scorer: Scorer, unanswered: list[Prompt] | None, *, progress: bool) -> Probes:
-        """The probes of the pending retrievals; with ``unanswered`` (a dry run), no answer is
-        generated: each document gets a placeholder and its prompt is kept there."""
-        assert self.pending is not None
-        exact = exact_tokens(scorer)
-        token_length = scorer.token_length if exact else None
-        if self.pending.design == "codes":
-            return probe_items(
-                self.pending.records,
-                seed=self.pending.seed,
-                template=self.template,
-                token_length=token_length,
-                context=context_length(scorer),
-            )
-        caps = capabilities(scorer)
-        documents = sum(len(r.documents) for r in self.pending.records)
-        placeholders = iter(range(documents))
-
-        def placeholder(prompt: Prompt) -> str:
-            assert unanswered is not None
-            unanswered.append(prompt)
-            return " ".join([str(next(placeholders)), *["x"] * (ANSWER_TOKENS - 1)])
-
-        enabled = progress and unanswered is None
-        with progress_bar(documents, "answers", unit="call", enabled=enabled) as bar:
-
-            def generated(prompt: Prompt) -> str:
-                text = generate(scorer, prompt, ANSWER_TOKENS)
-                bar.update()
-                return text
-
-            return self_answer_items(
-                self.pending.records,
-                generated if unanswered is None else placeholder,
-                seed=self.pending.seed,
-                template=self.template,
-                token_length=token_length,
-                context=context_length(scorer),
-                distinct_first_words=caps.logprobs and not caps.full_continuation,
-                limit=self.pending.limit,
-            )
-
 
 @dataclass(frozen=True)
 class _Pending:
     """Retrievals whose probes are built once the model is known: the records, the most probes
-    to keep (``None``: all), the seed of their codes, the design (:data:`PROBE_DESIGNS`) and
+    to keep (``None``: all), the seed of their codes, the design (a name in
+    :data:`~bookend_rag_lab.experiments.probing.PROBE_DESIGNS`) and
     what reading them met beside records, as clauses of the probes' summary."""
 
     records: tuple[RetrievalRecord, ...]
@@ -309,7 +267,8 @@ class _Pending:
         gives every retrieval that passed the checks made before generation a probe)."""
         if not planned or self.limit is None:
             return planned
-        usable = (r for r in self.records if unusable(r, self.design) is None)
+        unusable = PROBE_DESIGNS[self.design].unusable
+        usable = (r for r in self.records if unusable(r) is None)
         return max(planned, sum(len(r.documents) for r in usable))
 
 
@@ -364,11 +323,13 @@ def _reading_notes(read: dict[str, Any]) -> tuple[str, ...]:
 
 def _check_usable(records: Sequence[RetrievalRecord], design: str, named: str) -> None:
     """Refuse, before any model loads, retrievals of which none can give a probe of ``design``
-    whatever the model (:func:`~bookend_rag_lab.items.probes.unusable`), each reason counted."""
-    reasons = Counter(unusable(record, design) for record in records)
+    whatever the model (:attr:`~bookend_rag_lab.experiments.probing.ProbeDesign.unusable`),
+    each reason counted."""
+    chosen = PROBE_DESIGNS[design]
+    reasons = Counter(chosen.unusable(record) for record in records)
     if reasons[None]:
         return
-    counted = "; ".join(f"{n} skipped: {SKIP_REASONS[k]}" for k, n in reasons.items() if k)
+    counted = "; ".join(f"{n} skipped: {chosen.reasons[k]}" for k, n in reasons.items() if k)
     raise ValueError(
         f"retrievals={named!r}: none of its {len(records)} retrievals can give a {design} "
         f"probe: {counted}"

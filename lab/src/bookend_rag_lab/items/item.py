@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bookend_rag.retrievals import JsonLine, json_lines
 from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend_rag_lab.models.scorer import Prompt
 
@@ -168,12 +169,11 @@ def _documents(value: Any, where: str) -> tuple[tuple[str, ...], tuple[float, ..
     return texts, tuple(scores)
 
 
-def _parse(line: str, number: int) -> Item:
-    where = f"line {number}"
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not JSON ({exc.msg})") from None
+def _parse(line: JsonLine) -> Item:
+    where = f"line {line.number}"
+    if line.error is not None:
+        raise ValueError(f"{where}: {line.error}")
+    data = line.value
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
     for field in ("question", "answer"):
@@ -194,7 +194,7 @@ def _parse(line: str, number: int) -> Item:
     elif isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < len(documents):
         raise ValueError(f"{where}: gold must be a document index, got gold={gold!r}")
     return Item(
-        item_id=str(data.get("id", number)),
+        item_id=str(data.get("id", line.number)),
         question=data["question"],
         documents=documents,
         answer=data["answer"],
@@ -215,11 +215,7 @@ def load_jsonl(path: str | Path) -> list[Item]:
         raise ValueError(f"items file is a folder, not a JSONL file: path={str(path)!r}")
     if not source.is_file():
         raise ValueError(f"items file does not exist: path={str(path)!r}")
-    items = [
-        _parse(line, number)
-        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1)
-        if line.strip()
-    ]
+    items = [_parse(line) for line in json_lines(source.read_text(encoding="utf-8").splitlines())]
     if not items:
         raise ValueError(f"items file holds no items: path={str(path)!r}")
     ids = [item.item_id for item in items]

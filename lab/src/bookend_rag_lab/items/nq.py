@@ -26,8 +26,6 @@ Each passage reads ``(Title: TITLE) TEXT``, as in the paper's prompts.
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,12 +34,12 @@ from bookend_rag_lab.items.item import Item
 from bookend_rag_lab.items.pool import (
     POOL_RETRIEVERS,
     SPLIT_SHARES,
-    bucket,
-    bundled,
+    TitledPassage,
     check_request,
+    data_rows,
     mine_item,
     score_matrix,
-    titled,
+    split_of,
 )
 
 __all__ = ["NQ_SPLITS", "NQRecord", "load_records", "nq_items", "split_of"]
@@ -50,23 +48,14 @@ NQ_SPLITS = SPLIT_SHARES
 
 
 @dataclass(frozen=True)
-class NQRecord:
-    """One question with its answers and its gold passage."""
+class NQRecord(TitledPassage):
+    """One question with its answers and its gold passage (a question's split:
+    :func:`~bookend_rag_lab.items.pool.split_of` its text)."""
 
     question: str
     answers: tuple[str, ...]
     title: str
     text: str
-
-    @property
-    def document(self) -> str:
-        """The passage as it appears in a prompt."""
-        return titled(self.title, self.text)
-
-
-def split_of(question: str) -> str:
-    """The split of a question (by the SHA-256 of its text)."""
-    return bucket(question, NQ_SPLITS)
 
 
 @lru_cache(maxsize=4)
@@ -75,15 +64,13 @@ def load_records(path: str | None = None) -> tuple[NQRecord, ...]:
     text seen before is skipped, so every pool passage belongs to one question."""
     out: list[NQRecord] = []
     seen: set[str] = set()
-    with gzip.open(path or bundled("nq-open-oracle.jsonl.gz"), "rt", encoding="utf-8") as lines:
-        for line in lines:
-            row = json.loads(line)
-            gold = next(c for c in row["ctxs"] if c.get("isgold"))
-            if row["question"] in seen or gold["text"] in seen or not row["answers"]:
-                continue
-            seen.update((row["question"], gold["text"]))
-            answers = tuple(row["answers"])
-            out.append(NQRecord(row["question"], answers, gold["title"], gold["text"]))
+    for row in data_rows(path, "nq-open-oracle.jsonl.gz"):
+        gold = next(c for c in row["ctxs"] if c.get("isgold"))
+        if row["question"] in seen or gold["text"] in seen or not row["answers"]:
+            continue
+        seen.update((row["question"], gold["text"]))
+        answers = tuple(row["answers"])
+        out.append(NQRecord(row["question"], answers, gold["title"], gold["text"]))
     return tuple(out)
 
 
@@ -101,9 +88,7 @@ def nq_items(
     Raises:
         ValueError: for an unknown split or retriever, ``k < 2``, or more items than the split has.
     """
-    check_request(split, NQ_SPLITS, retrievers)
-    if k < 2:
-        raise ValueError(f"k must be >= 2, got k={k!r}")
+    check_request(split, NQ_SPLITS, retrievers, k)
     pool = [r for r in load_records(path) if split_of(r.question) == split]
     if not 1 <= n_items <= len(pool):
         raise ValueError(f"n_items must be in 1..{len(pool)} for split {split!r}, got {n_items!r}")

@@ -6,12 +6,14 @@ every (question, passage) score at once; :func:`bucket` assigns names to splits 
 split never depends on the order of a file; :func:`in_turn` orders a split's items across its
 groups; :func:`mine_item` takes a question's hard negatives from the ranked pool of real QA
 passages (NQ, SQuAD), each negative offering an answer of its own as a candidate, and
-:func:`titled` writes such a passage as those suites show it; :func:`bundled` finds a data file
-that ships in ``bookend_rag_lab/data``.
+:func:`titled` (:class:`TitledPassage`) writes such a passage as those suites show it;
+:func:`bundled` finds a data file that ships in ``bookend_rag_lab/data`` and :func:`data_rows`
+reads one.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -21,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from bookend_rag.retrievals import json_lines
 from bookend_rag_lab.items.answers import normalize_answer
 from bookend_rag_lab.items.item import Item
 from bookend_rag_lab.retrieval import MiniLMRetriever, bm25_tokens
@@ -28,12 +31,15 @@ from bookend_rag_lab.retrieval import MiniLMRetriever, bm25_tokens
 __all__ = [
     "POOL_RETRIEVERS",
     "SPLIT_SHARES",
+    "TitledPassage",
     "bucket",
     "bundled",
     "check_request",
+    "data_rows",
     "in_turn",
     "mine_item",
     "score_matrix",
+    "split_of",
     "titled",
 ]
 
@@ -51,12 +57,20 @@ def bucket(name: str, shares: Mapping[str, range]) -> str:
     return next(split for split, buckets in shares.items() if value in buckets)
 
 
-def check_request(split: str, shares: Mapping[str, range], retrievers: Sequence[str]) -> None:
-    """A suite's split and retrievers, checked.
+def split_of(text: str) -> str:
+    """The split (:data:`SPLIT_SHARES`) of a suite's question or passage, by the SHA-256 of its
+    text."""
+    return bucket(text, SPLIT_SHARES)
+
+
+def check_request(
+    split: str, shares: Mapping[str, range], retrievers: Sequence[str], k: int | None = None
+) -> None:
+    """A suite's split, retrievers and documents per item (``None``: the suite checks them).
 
     Raises:
-        ValueError: for a split not in ``shares`` or retrievers not drawn from
-            :data:`POOL_RETRIEVERS` (or none).
+        ValueError: for a split not in ``shares``, retrievers not drawn from
+            :data:`POOL_RETRIEVERS` (or none), or ``k < 2``.
     """
     if split not in shares:
         raise ValueError(f"split must be one of {tuple(shares)}, got split={split!r}")
@@ -64,6 +78,8 @@ def check_request(split: str, shares: Mapping[str, range], retrievers: Sequence[
         raise ValueError(
             f"retrievers must be drawn from {POOL_RETRIEVERS}, got retrievers={list(retrievers)!r}"
         )
+    if k is not None and k < 2:
+        raise ValueError(f"k must be >= 2, got k={k!r}")
 
 
 def in_turn(groups: Sequence[Sequence[_T]]) -> list[_T]:
@@ -78,10 +94,39 @@ def bundled(name: str) -> Path:
     return Path(str(resources.files("bookend_rag_lab").joinpath("data", name)))
 
 
+def data_rows(path: str | None, name: str) -> list[Any]:
+    """The rows of a gzipped JSON Lines data file, in file order: ``path``, else the bundled file
+    ``name``.
+
+    Raises:
+        ValueError: for a line that is not JSON, naming the file and the line.
+    """
+    source = path or bundled(name)
+    with gzip.open(source, "rt", encoding="utf-8") as lines:
+        rows = list(json_lines(lines))
+    bad = next((row for row in rows if row.error is not None), None)
+    if bad is not None:
+        raise ValueError(f"{source}:{bad.number}: {bad.error}")
+    return [row.value for row in rows]
+
+
 def titled(title: str, text: str) -> str:
     """A Wikipedia passage as the real-text suites (NQ, SQuAD) show it: ``(Title: TITLE) TEXT``,
     as in the prompts of Liu et al. 2023."""
     return f"(Title: {title}) {text}"
+
+
+class TitledPassage:
+    """What a real-text suite's passage record shares (a base of its dataclass, which holds the
+    ``title`` and ``text``): the passage as it appears in a prompt."""
+
+    title: str
+    text: str
+
+    @property
+    def document(self) -> str:
+        """The passage as it appears in a prompt (:func:`titled`)."""
+        return titled(self.title, self.text)
 
 
 def mine_item(

@@ -14,7 +14,7 @@ scores, rendered later into their template. Only the answer is made up, by the m
   placement leaves to that document when all K are in the prompt. No label is needed: the
   retriever's ranking is the pseudo-gold.
 
-Why not an inserted code (:mod:`~bookend_rag_lab.items.probes`): a lookup of a code named by a
+Why not an inserted code (:mod:`~bookend_rag_lab.items.codes`): a lookup of a code named by a
 quoted phrase is another task than the user's question, and on the measured cell its position
 curve was the reverse of the labelled items' one (first slots best where real questions read the
 last slot best); this design, with the user's question and their answer type, tracked the
@@ -25,7 +25,7 @@ then the scoring calls of any run. The answers are the model's own, so they are 
 a deterministic backend and cached in the run's call cache.
 
 A retrieval is skipped with a counted, one-line reason
-(:data:`~bookend_rag_lab.items.probes.SKIP_REASONS`): no question, fewer than 2 documents, an
+(:data:`SKIP_REASONS`): no question, fewer than 2 documents, an
 empty first document, a prompt longer than the model's context, no answer from the first
 document, or one answer from every document (nothing to tell apart). The user's file is only read.
 """
@@ -35,27 +35,27 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from bookend_rag.retrievals import RetrievalRecord
+from bookend_rag_lab.items import probes
 from bookend_rag_lab.items.answers import answer_key
 from bookend_rag_lab.items.item import Item
-from bookend_rag_lab.items.probes import (
-    PROBE_FAMILY,
-    Probes,
-    retriever_scores,
-    top_document,
-    unusable,
-)
+from bookend_rag_lab.items.probes import PROBE_FAMILY, Probes, ranked
 from bookend_rag_lab.items.template import BOOKEND_PROMPT, PromptTemplate
 from bookend_rag_lab.models.scorer import Prompt, prompt_text
 
 __all__ = [
     "ANSWER_TOKENS",
     "DESIGN",
+    "SKIP_REASONS",
+    "SelfAnswerProbes",
     "answer_key",
     "answer_prompts",
     "self_answer_items",
     "short_answer",
+    "unusable",
 ]
 
 #: The design's name in reports.
@@ -64,9 +64,67 @@ DESIGN = "self-answer"
 #: The longest answer generated from one document, in tokens.
 ANSWER_TOKENS = 16
 
+#: Why a retrieval gives no self-answer probe (the keys of :attr:`SelfAnswerProbes.skipped`).
+SKIP_REASONS = probes.SKIP_REASONS | {
+    "question": "no question recorded (self-answer probes ask the user's own)",
+    "unanswered": "no answer from the retriever's first document alone",
+    "agree": "one answer from every document (no other candidate)",
+}
+
 # A sentence ends at a full stop and a space, but not after a capital or a digit ("J. R. R.
 # Tolkien" stays whole).
 _SENTENCE_END = re.compile(r"(?<=[^A-Z0-9])\. ")
+
+
+@dataclass(frozen=True)
+class SelfAnswerProbes(Probes):
+    """What :func:`self_answer_items` built from a file of retrievals
+    (:class:`~bookend_rag_lab.items.probes.Probes`), and the answer the model gave most often.
+
+    Attributes:
+        commonest: the answer generated most often and from how many documents (``None``: none
+            generated), which tells a model that repeats its prompt from one that answers.
+    """
+
+    design = DESIGN
+    reasons = SKIP_REASONS
+
+    commonest: tuple[str, int] | None = None
+
+    @property
+    def repeated(self) -> tuple[str, int] | None:
+        """The answer generated for more than half the documents, and how often (``None``:
+        none was). A model that answers gives many answers (at most 22 of 600 alike in the
+        label-free cells of ``bench/label_free.py``); a base model in a chat prompt repeats the
+        prompt's opening for almost every document (566 of 582), and the few probes left
+        would measure that echo, so a run refuses them."""
+        if self.commonest is not None and 2 * self.commonest[1] > self.answers:
+            return self.commonest
+        return None
+
+    @property
+    def worth_scoring(self) -> bool:
+        """Not when the model repeated one answer (:attr:`repeated`)."""
+        return self.repeated is None
+
+    def _details(self) -> dict[str, Any]:
+        common = self.commonest
+        shown = None if common is None else {"answer": common[0], "documents": common[1]}
+        return {"commonest_answer": shown}
+
+    def _clauses(self) -> list[str]:
+        if self.repeated is None:
+            return []
+        text, count = self.repeated
+        return [
+            f"{count} of the {self.answers} answers generated were {_shown(text)}"
+            " (the model repeats one answer instead of answering the question in this prompt)"
+        ]
+
+
+def _shown(text: str, most: int = 60) -> str:
+    """A generated answer quoted for a one-line message, cut to ``most`` characters."""
+    return repr(text if len(text) <= most else text[: most - 3] + "...")
 
 
 def short_answer(text: str) -> str:
@@ -92,7 +150,7 @@ def self_answer_items(
     context: int | None = None,
     distinct_first_words: bool = False,
     limit: int | None = None,
-) -> Probes:
+) -> SelfAnswerProbes:
     """One self-answer probe per usable retrieval (module docstring).
 
     Args:
@@ -152,15 +210,13 @@ def self_answer_items(
         )
         if any(d.score is None for d in record.documents):
             unscored.append(number)
-    return Probes(
+    return SelfAnswerProbes(
         items,
         count,
         skipped,
         unscored,
-        [],
         seed,
         context,
-        design=DESIGN,
         answers=generated,
         commonest=said.most_common(1)[0] if said else None,
     )
@@ -173,18 +229,25 @@ def _probe(
     context: int | None,
 ) -> tuple[tuple[float, ...], int] | str:
     """The scores and the first document of a retrieval that may give a probe, or why it cannot
-    (a key of :data:`~bookend_rag_lab.items.probes.SKIP_REASONS`), before any generation."""
-    reason = unusable(record, DESIGN)
-    if reason is not None:
-        return reason
-    texts = [d.text for d in record.documents]
-    scores = retriever_scores(record)
-    target = top_document(scores)
+    (a key of :data:`SKIP_REASONS`), before any generation."""
+    checked = ranked(record, unusable)
+    if isinstance(checked, str):
+        return checked
+    texts, scores, target = checked
     if context is not None and token_length is not None:
         prompt = template.prompt(texts, record.question or "")
         if token_length(prompt_text(prompt)) + ANSWER_TOKENS > context:
             return "context"
     return scores, target
+
+
+def unusable(record: RetrievalRecord) -> str | None:
+    """Why ``record`` gives no self-answer probe whatever the model, a key of
+    :data:`SKIP_REASONS` (``None``: it may give one): what a run checks before it loads a model.
+    No question, else the shared checks (:func:`~bookend_rag_lab.items.probes.unusable`)."""
+    if not (record.question or "").strip():
+        return "question"
+    return probes.unusable(record)
 
 
 def _candidates(answers: Sequence[str], distinct_first_words: bool) -> list[str]:

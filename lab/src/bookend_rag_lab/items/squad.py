@@ -34,8 +34,6 @@ Each passage reads ``(Title: TITLE) TEXT``, as the NQ suite's.
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,13 +44,13 @@ from bookend_rag_lab.items.item import Item
 from bookend_rag_lab.items.pool import (
     POOL_RETRIEVERS,
     SPLIT_SHARES,
-    bucket,
-    bundled,
+    TitledPassage,
     check_request,
+    data_rows,
     in_turn,
     mine_item,
     score_matrix,
-    titled,
+    split_of,
 )
 
 __all__ = ["DATA", "Question", "SquadParagraph", "load_paragraphs", "split_of", "squad_items"]
@@ -71,29 +69,19 @@ class Question:
 
 
 @dataclass(frozen=True)
-class SquadParagraph:
-    """One paragraph of an article with its answerable questions."""
+class SquadParagraph(TitledPassage):
+    """One paragraph of an article with its answerable questions (a paragraph's split:
+    :func:`~bookend_rag_lab.items.pool.split_of` its text)."""
 
     title: str
     text: str
     questions: tuple[Question, ...]
 
-    @property
-    def document(self) -> str:
-        """The paragraph as it appears in a prompt."""
-        return titled(self.title, self.text)
-
-
-def split_of(paragraph: str) -> str:
-    """The split of a paragraph (by the SHA-256 of its text)."""
-    return bucket(paragraph, SPLIT_SHARES)
-
 
 @lru_cache(maxsize=4)
 def load_paragraphs(path: str | None = None) -> tuple[SquadParagraph, ...]:
     """Every paragraph of the file (default: the bundled one), in file order."""
-    with gzip.open(path or bundled(DATA), "rt", encoding="utf-8") as lines:
-        rows = [json.loads(line) for line in lines]
+    rows = data_rows(path, DATA)
     return tuple(
         SquadParagraph(
             row["title"],
@@ -119,9 +107,7 @@ def squad_items(
         ValueError: for an unknown split or retriever, ``k < 2``, or more items than the split
             gives at this ``k``.
     """
-    check_request(split, SPLIT_SHARES, retrievers)
-    if k < 2:
-        raise ValueError(f"k must be >= 2, got k={k!r}")
+    check_request(split, SPLIT_SHARES, retrievers, k)
     pool = [p for p in load_paragraphs(path) if split_of(p.text) == split]
     order = in_turn([[(p, q) for q in range(len(par.questions))] for p, par in enumerate(pool)])
     assigned = [retrievers[n % len(retrievers)] for n in range(len(order))]

@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from bookend_rag.retrievals import json_lines
 from bookend_rag_lab.models.scorer import Continuations, Prompt, prompt_key
 
 __all__ = ["CallCache", "call_key", "generation_key"]
@@ -46,9 +47,11 @@ class CallCache:
             if text and not text.endswith("\n"):  # a torn last line: new rows start afresh
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write("\n")
-            for line in text.splitlines():
+            for line in json_lines(text.splitlines()):
+                if line.error is not None:
+                    continue  # a line cut short by an interrupted run: that call is redone
                 try:
-                    row = json.loads(line)
+                    row = line.value
                     generated = row.get("generated")
                     if generated is not None and not isinstance(generated, str):
                         raise TypeError("generated must be text")
@@ -57,8 +60,8 @@ class CallCache:
                         tuple(map(bool, row["greedy"])),
                         generated,
                     )
-                except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
-                    continue  # a line cut short by an interrupted run: that call is redone
+                except (KeyError, TypeError, AttributeError):
+                    continue  # cut short yet JSON (a number, a list): redone too
 
     def __len__(self) -> int:
         return len(self._results)

@@ -142,6 +142,8 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
         EndpointError: when the server does not answer the probe.
     """
 
+    capabilities = CHAT_LOGPROBS
+
     def __init__(
         self,
         base_url: str,
@@ -155,7 +157,6 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
         self._top_settings(top_logprobs, beyond_top)
         super().__init__(base_url, served_model, **transport)
         self.prefill = prefill
-        self.method = CHAT_FIRST_TOKEN
         self._start()
         # Chat prompts only; whole continuations with chat-continuation. The method is part of
         # the cache key: first-token scores never answer a continuation request.
@@ -163,9 +164,6 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
             CHAT_LOGPROBS, method=self.method, full_continuation=self.method == CHAT_CONTINUATION
         )
         self._key_suffix = "|" + self.method
-
-    def __enter__(self) -> ChatEndpointScorer:
-        return self
 
     def settings(self) -> dict[str, Any]:
         """How this scorer measured, for a report (the counts are this object's calls)."""
@@ -282,14 +280,7 @@ class ChatEndpointScorer(_ChatRoute, TopTokens):
                     f"not its {len(key)}: it does not continue the prefix as it stands"
                 )
             tops[key] = top
-        logprob: list[float] = []
-        greedy: list[bool] = []
-        for text, ids, spelling in zip(continuations, tokens, spellings, strict=True):
-            steps = [tops[tuple(ids[:t])] for t in range(len(ids))]
-            total, best = self._walk(text, steps, spelling)
-            logprob.append(total)
-            greedy.append(best)
-        return Continuations(tuple(logprob), tuple(greedy))
+        return self._walks(continuations, tokens, spellings, tops)
 
 
 class GenerationScorer(_ChatRoute):
@@ -325,12 +316,8 @@ class GenerationScorer(_ChatRoute):
             raise ValueError(f"max_tokens must be >= 1, got max_tokens={max_tokens!r}")
         super().__init__(base_url, served_model, **transport)
         self.max_tokens = max_tokens
-        self.method = GENERATION
         self._key_suffix = f"|{GENERATION}:max_tokens={max_tokens}"
         self._start()
-
-    def __enter__(self) -> GenerationScorer:
-        return self
 
     def settings(self) -> dict[str, Any]:
         """How this scorer measured, for a report: accuracy only (no log-probabilities)."""

@@ -55,9 +55,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 import httpx
 
@@ -71,6 +71,9 @@ from bookend_rag_lab.models.scorer import (
     answer_text,
     first_line,
 )
+
+if TYPE_CHECKING:
+    from typing import Self
 
 __all__ = [
     "BEYOND_TOP",
@@ -174,6 +177,7 @@ class ServedScorer:
     Attributes:
         model_id: ``base_url/served_model``, the report's model (whose last part names the model
             in calibrated profiles' labels).
+        method: how it scores: its capabilities' method (a chat scorer's probe may change it).
         calls: model calls made (cache misses): prompts scored.
         requests: HTTP requests sent to the model's completion routes.
     """
@@ -210,6 +214,7 @@ class ServedScorer:
         self.root = self.base_url[: -len("/v1")]
         self.served_model = served_model
         self.model_id = f"{self.base_url}/{served_model}"
+        self.method = self.capabilities.method
         self.cache = cache if cache is not None else CallCache()
         self.api_key_env = api_key_env
         self.concurrency = concurrency
@@ -317,7 +322,7 @@ class ServedScorer:
             self._loop.run_until_complete(self._client.aclose())
             self._loop.close()
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -512,6 +517,24 @@ class TopTokens:
         self.scored_tokens += len(pieces)
         return total, best
 
+    def _walks(
+        self,
+        texts: Sequence[str],
+        tokens: Sequence[Sequence[int]],
+        spellings: Sequence[Sequence[str]],
+        tops: Mapping[tuple[int, ...], dict[str, float]],
+    ) -> Continuations:
+        """The scores of continuations (their ``texts``, token ids and the ids' spellings) from
+        the top tokens after each of their prefixes of ids (``tops``, keyed by the prefix)."""
+        logprob: list[float] = []
+        greedy: list[bool] = []
+        for text, ids, spelling in zip(texts, tokens, spellings, strict=True):
+            steps = [tops[tuple(ids[:t])] for t in range(len(ids))]
+            total, best = self._walk(text, steps, spelling)
+            logprob.append(total)
+            greedy.append(best)
+        return Continuations(tuple(logprob), tuple(greedy))
+
 
 class EndpointScorer(ServedScorer, TopTokens):
     """Scores completion-text prompts with a model served over an OpenAI-compatible
@@ -550,14 +573,10 @@ class EndpointScorer(ServedScorer, TopTokens):
     ) -> None:
         self._top_settings(top_logprobs, beyond_top)
         super().__init__(base_url, served_model, **transport)
-        self.method = METHOD
         # Set by the probe: how many more tokens the completion endpoint counts in a prompt than
         # the tokenize endpoint does.
         self._offset = 0
         self._start()
-
-    def __enter__(self) -> EndpointScorer:
-        return self
 
     def settings(self) -> dict[str, Any]:
         """How this scorer measured, for a report (the counts are this object's calls)."""
@@ -660,14 +679,7 @@ class EndpointScorer(ServedScorer, TopTokens):
             *(self._next_tokens(text, n_prompt + len(ids)) for ids, text in contexts.items())
         )
         tops = dict(zip(contexts, answers, strict=True))
-        logprob: list[float] = []
-        greedy: list[bool] = []
-        for text, ids, spelling in zip(texts, tokens, spellings, strict=True):
-            steps = [tops[tuple(ids[:t])] for t in range(len(ids))]
-            total, best = self._walk(text, steps, spelling)
-            logprob.append(total)
-            greedy.append(best)
-        return Continuations(tuple(logprob), tuple(greedy))
+        return self._walks(texts, tokens, spellings, tops)
 
     async def _split(self, prompt: str, texts: list[str]) -> tuple[int, list[list[int]]]:
         """The prompt's token count and each continuation's tokens after it."""
