@@ -24,6 +24,8 @@ loaded on first use. Layers, top down:
 - :mod:`~bookend_rag.lab.models`: the scorer interface, the call cache, local weights.
 - :mod:`~bookend_rag.lab.progress`, :mod:`~bookend_rag.lab.deps`: progress bars; the extra's import
   guard.
+- :mod:`~bookend_rag.lab.runfiles`: a run's files, plain as a run writes them or compressed as
+  ``bench/`` keeps them.
 
 Where a newcomer adds: a scorer backend in :mod:`bookend_rag.lab.models` (a class with the
 :class:`~bookend_rag.lab.models.Scorer` members, registered in
