@@ -119,9 +119,9 @@ class FakeRuns:
         return ""
 
 
-def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _fake_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeRuns:
+    """``label_free`` with its repository root at ``tmp_path``, its model runs faked and one
+    retrieval record per suite."""
     import label_free
 
     runs = FakeRuns(tmp_path)
@@ -130,6 +130,14 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     documents = [RecordedDocument(text=t, score=s) for t, s in (("a b", 2.0), ("c d", 1.0))]
     record = RetrievalRecord(question="q?", documents=documents)
     monkeypatch.setattr(label_free, "retrieval_records", lambda suite: [record])
+    return runs
+
+
+def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    runs = _fake_runs(tmp_path, monkeypatch)
     out = tmp_path / "judged.json"
     assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
     dry, free, labelled, judging = runs.calls  # the probes first: a refusal skips the rest
@@ -163,12 +171,7 @@ def test_a_cell_kept_compressed_is_judged_and_resumes_from_its_retrievals(
     import label_free
     from compress_evidence import compress_runs
 
-    runs = FakeRuns(tmp_path)
-    monkeypatch.setattr(label_free, "ROOT", tmp_path)
-    monkeypatch.setattr(label_free, "_run", runs)
-    documents = [RecordedDocument(text=t, score=s) for t, s in (("a b", 2.0), ("c d", 1.0))]
-    record = RetrievalRecord(question="q?", documents=documents)
-    monkeypatch.setattr(label_free, "retrieval_records", lambda suite: [record])
+    runs = _fake_runs(tmp_path, monkeypatch)
     out = tmp_path / "judged.json"
     argv = ["--cells", "squad-bookend-smollm2", "--json", str(out)]
     assert main(argv) == 0
