@@ -20,7 +20,7 @@ GEMMA3_STAMP  := $(VENV)/.gemma3-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 
-.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server eval-quick eval suites tune prompts label-free clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server eval-quick eval suites tune prompts label-free compress-evidence evidence-figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -191,6 +191,19 @@ server: $(SERVER_STAMP)
 eval-quick: $(SMOLLM2_STAMP) $(EVAL_STAMP)
 	$(BIN)/bookend eval --weights smollm2 --quick --out bookend-eval-quick
 
+## compress-evidence: compress what the runs under bench/ wrote: report.json, calls.jsonl and
+## retrievals.jsonl become NAME.xz (a call log keeps its earlier calls), which the bench scripts, the
+## docs build and a resumed run read as they read the plain file; the repository keeps only these.
+## The targets below that write bench/ end with it.
+COMPRESS_EVIDENCE = $(BIN)/python bench/compress_evidence.py
+compress-evidence: $(DEV_STAMP)
+	$(COMPRESS_EVIDENCE)
+
+## evidence-figures: draw each run's figures (strategies.png, position_curve.png, tune.png) beside its
+## report under bench/ from the committed report, no model run; the repository keeps none of them
+evidence-figures: $(DEV_STAMP)
+	$(BIN)/python bench/run_figures.py
+
 ## eval: the recorded "Placement quality (bookend eval)" runs of bench/RESULTS.md (hours on 2 cores;
 ## resumable through each run's calls.jsonl). K = 20 and the transfer runs (families the proof leaves out)
 ## drop the previous-default view and the oracle; bench/eval_orders.py then refits their orders.
@@ -206,18 +219,22 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(EVAL_RUN) $(SMOLLM2_EVAL) --docs 10 --no-oracle --families product pet_colour --out bench/eval/smollm2-transfer-k10
 	$(EVAL_RUN) $(GEMMA3_EVAL) --docs 10 --no-oracle --families product pet_colour --out bench/eval/gemma3-transfer-k10
 	$(BIN)/python bench/eval_orders.py $(foreach r,$(EVAL_REPORTS),bench/eval/$(r)/report.json)
+	$(COMPRESS_EVIDENCE)
 
 ## suites: the cells of bench/RESULTS.md, "Real-text suites" (issue 17): the NQ, records and plain lookup
 ## suites on both models at K = 10 (NQ at K = 20 too, in bfloat16), resumable through each run's calls.jsonl
 ## (hours per cell on 2 cores), then the worst-case matrix over every measured cell.
 SUITE_RUN = $(EVAL_RUN) --no-oracle
 MATRIX_CELLS = $(foreach r,smollm2-k10 smollm2-k9 smollm2-k20 smollm2-transfer-k10 gemma3-k10 gemma3-k9 gemma3-k20 gemma3-transfer-k10,hard-$(r)=bench/eval/$(r)/report.json)
+# The suites' reports, plain (a run's) or compressed (committed), each named by its plain path.
+SUITE_REPORTS = $(foreach s,nq records lookup,$(sort $(patsubst %.xz,%,$(wildcard bench/eval/$(s)-*/report.json bench/eval/$(s)-*/report.json.xz))))
 suites: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach s,nq records lookup,$(SUITE_RUN) $(SMOLLM2_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/$(s)-smollm2-k10 &&) true
 	$(foreach s,nq records lookup,$(SUITE_RUN) $(GEMMA3_EVAL) --suite $(s) --docs 10 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/$(s)-gemma3-k10 &&) true
 	$(SUITE_RUN) $(SMOLLM2_EVAL) --suite nq --docs 20 --dtype bfloat16 --config view=bench/eval/configs/smollm2-view.json --out bench/eval/nq-smollm2-k20
 	$(SUITE_RUN) $(GEMMA3_EVAL) --suite nq --docs 20 --dtype bfloat16 --config view=bench/eval/configs/gemma3-view.json --out bench/eval/nq-gemma3-k20
-	$(BIN)/python bench/default_matrix.py $(MATRIX_CELLS) $(foreach c,$(wildcard bench/eval/nq-*/report.json bench/eval/records-*/report.json bench/eval/lookup-*/report.json),$(patsubst bench/eval/%/report.json,%,$(c))=$(c)) --json bench/default_matrix.json
+	$(BIN)/python bench/default_matrix.py $(MATRIX_CELLS) $(foreach c,$(SUITE_REPORTS),$(patsubst bench/eval/%/report.json,%,$(c))=$(c)) --json bench/default_matrix.json
+	$(COMPRESS_EVIDENCE)
 
 ## tune: the tune-then-eval cells of bench/RESULTS.md, "`bookend tune`" (issue 18): bookend tune on each
 ## suite's calibration split (60 items; resumable through each run's calls.jsonl), then
@@ -239,6 +256,7 @@ tune: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach s,hard nq records,$(TUNE_RUN) --weights gemma3-270m --suite $(s) --docs 10 --threads 1 --dtype bfloat16 --out bench/tune/$(s)-gemma3-k10 &&) true
 	$(TUNE_RUN) --weights gemma3-270m --suite nq --docs 20 --threads 2 --dtype bfloat16 --out bench/tune/nq-gemma3-k20
 	cd bench && ../$(BIN)/python tuned_cells.py --json tuned_cells.json $(TUNE_CELLS)
+	$(COMPRESS_EVIDENCE)
 
 ## validator: reproduce the Validator figures of bench/RESULTS.md (tens of minutes on 2 cores)
 validator: $(SMOLLM2_STAMP)
@@ -278,6 +296,7 @@ prompts: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 	$(foreach m,SMOLLM2 GEMMA3,$(foreach s,records hard,$(BIN)/bookend tune --items 60 --docs 10 --threads 1 --suite $(s) $(PROMPT_$(m)) --out bench/tune-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10 &&)) true
 	$(foreach m,SMOLLM2 GEMMA3,$(foreach s,records hard,$(BIN)/bookend eval --items 100 --docs 10 --random-draws 2 --threads 1 --no-oracle --suite $(s) $(PROMPT_$(m)) --config in-bookend-prompt=bench/tune/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10/tuned.json --config in-user-prompt=bench/tune-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10/tuned.json --out bench/eval-chat/$(s)-$(shell echo $(m) | tr A-Z a-z)-k10 &&)) true
 	$(BIN)/python bench/prompt_cells.py --json bench/prompt_cells.json $(PROMPT_CELLS)
+	$(COMPRESS_EVIDENCE)
 
 ## label-free: "Label-free tuning" of bench/RESULTS.md (issue 37 section 3): per SmolLM2 cell (records,
 ## hard, SQuAD, NQ x bookend's prompt, the chat prompt) bookend tune --retrievals on the calibration items
@@ -286,3 +305,4 @@ prompts: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 ## The Gemma 3 cells: bench/label_free.py --model gemma3 --json bench/label_free_gemma3.json.
 label-free: $(SMOLLM2_STAMP) $(EVAL_STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python bench/label_free.py --json bench/label_free.json
+	$(COMPRESS_EVIDENCE)

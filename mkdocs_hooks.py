@@ -19,7 +19,6 @@ Plain Python, offline: nothing is fetched.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import tempfile
@@ -33,6 +32,8 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
+
+from bookend_rag_lab.runfiles import read_json
 
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -154,7 +155,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def _read(path: str | Path) -> Any:
-    return json.loads((BENCH / path).read_text(encoding="utf-8"))
+    """The JSON at ``path`` under ``bench/`` (a report there is kept as ``report.json.xz``)."""
+    return read_json(BENCH / path)
 
 
 @cache

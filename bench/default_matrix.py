@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from bookend_rag_lab.report.evidence import CANDIDATES, per_item
+from bookend_rag_lab.runfiles import read_json
 from bookend_rag_lab.stats import paired_difference
 
 
@@ -152,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not sep:
             parser.error(f"cells must be CELL=REPORT, got {spec!r}")
         path, _, span = path.partition("#")
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        report = read_json(path)
         values = per_item(report, args.metric)
         if span:
             first, _, last = span.partition("-")

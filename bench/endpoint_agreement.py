@@ -13,15 +13,15 @@ metric side by side. From the repository root::
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bookend_rag_lab.runfiles import read_json
+
 
 def _read(path: str) -> dict[str, Any]:
-    report: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    report: dict[str, Any] = read_json(path)
     return report
 
 

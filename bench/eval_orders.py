@@ -29,6 +29,7 @@ from placement_quality.order_effects import (
 )
 
 from bookend_rag_lab.items.hard import hard_items
+from bookend_rag_lab.runfiles import read_json
 
 BENCH = Path(__file__).resolve().parent
 RANDOM = "random"
@@ -155,10 +156,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--draws", type=int, default=1000, help="item bootstrap draws")
     parser.add_argument("--out", type=Path, default=BENCH / "eval_orders.json")
     args = parser.parse_args(argv)
-    results = [
-        analyse(json.loads(path.read_text(encoding="utf-8")), args.metric, args.draws)
-        for path in args.reports
-    ]
+    results = [analyse(read_json(path), args.metric, args.draws) for path in args.reports]
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}; competing roles: {', '.join(COMPETING_ROLES)}")
     for result in results:

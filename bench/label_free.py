@@ -65,6 +65,7 @@ from bookend_rag.retrievals import RecordedDocument, RetrievalRecord, write_retr
 from bookend_rag_lab.experiments.trials import Ranked, retriever_names
 from bookend_rag_lab.items.suites import suite_items
 from bookend_rag_lab.report.evidence import CURRENT, TUNE_TO_CANDIDATE, per_item
+from bookend_rag_lab.runfiles import read_json, read_text, stored
 from bookend_rag_lab.stats import MDE_FACTOR, paired_difference
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -236,14 +237,16 @@ DRY_RUN = re.compile(r"([\d,]+) distinct prompts; .*? and (?:at most )?([\d,]+) 
 
 def _report(directory: Path) -> dict[str, Any] | None:
     path = directory / "report.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return read_json(path) if stored(path) else None
 
 
 def label_free_tune(cell: Cell) -> None:
     """Steps 1 and 2: the records, the dry run's cost, the probe tune (each skipped when done)."""
     cell.dir.mkdir(parents=True, exist_ok=True)
     records = cell.dir / "retrievals.jsonl"
-    if not records.is_file():
+    if not records.is_file() and stored(records):  # kept compressed: tune reads them plain
+        records.write_text(read_text(records), encoding="utf-8")
+    elif not records.is_file():
         write_retrievals(records, retrieval_records(cell.suite))
     tune = [BOOKEND, "tune", "--retrievals", _rel(records), "--probes", cell.probes]
     tune += cell.model_args(cell.probe_dtype())
@@ -303,7 +306,7 @@ def judging_eval(cell: Cell, configs: Mapping[str, Path]) -> Path:
         args += ["--suite", cell.suite, "--random-draws", "2", "--no-oracle"]
         args += cell.model_args(cell.eval_dtype())
         args += [f"--config={name}={_rel(path)}" for name, path in configs.items()]
-        if cell.eval_report.is_file():
+        if stored(cell.eval_report):
             args += ["--reuse", _rel(cell.eval_report)]
         _run([*args, "--no-progress", "--out", _rel(out)], cell.log)
     return out / "report.json"
@@ -357,7 +360,7 @@ def judge(cell: Cell, *, run: bool) -> dict[str, Any]:
     if free is None or labelled is None or "decision" not in free:
         raise ValueError(f"{cell.name}: its tunes have not run")
     columns = {"label-free": _column(free, False, cell), "labelled": _column(labelled, True, cell)}
-    report = json.loads(cell.eval_report.read_text()) if cell.eval_report.is_file() else None
+    report = _report(cell.eval_report.parent)
     values = {} if report is None else _values(report)
     missing = {
         name: (cell.dir if name == "label-free" else cell.labelled_dir) / "tuned.json"
@@ -368,7 +371,7 @@ def judge(cell: Cell, *, run: bool) -> dict[str, Any]:
     if missing and not run and _report(cell.dir / "eval") is None:
         raise ValueError(f"{cell.name}: {sorted(missing)} need bookend eval --config")
     if missing:
-        values |= _values(json.loads(judging_eval(cell, missing).read_text(encoding="utf-8")))
+        values |= _values(read_json(judging_eval(cell, missing)))
     for name, column in columns.items():
         # bookend eval names a --config NAME strategy bookend-NAME
         values[name] = values[f"bookend-{name}" if name in missing else str(column)]

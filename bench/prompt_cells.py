@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from bookend_rag_lab.runfiles import read_json
 from bookend_rag_lab.stats import paired_difference
 
 METRIC = "candidate_prob"
@@ -32,7 +33,7 @@ IN_BOOKEND, IN_USER, RETRIEVAL = "bookend-in-bookend-prompt", "bookend-in-user-p
 
 
 def _chosen(tune_dir: Path) -> str:
-    report = json.loads((tune_dir / "report.json").read_text(encoding="utf-8"))
+    report = read_json(tune_dir / "report.json")
     return str(report["decision"]["chosen"])
 
 
@@ -42,7 +43,7 @@ def _values(report: dict[str, Any], strategy: str) -> np.ndarray:
 
 def cell(tune_bookend: Path, tune_user: Path, eval_report: Path) -> dict[str, Any]:
     """One cell's decisions and their paired differences in the user's prompt."""
-    report = json.loads(eval_report.read_text(encoding="utf-8"))
+    report = read_json(eval_report)
     values = {s: _values(report, s) for s in (IN_BOOKEND, IN_USER, RETRIEVAL)}
 
     def versus(a: str, b: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from placement_quality.curves import PositionCurve, liu2023_curves
 from placement_quality.panel import PANEL_STRATEGIES, PanelModel, run_panel
 
 import bookend_rag
+from bookend_rag_lab.runfiles import read_json
 
 BENCH = Path(__file__).resolve().parent
 
@@ -72,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     models = liu_panel_models()
     counts: dict[str, Any] | None = None
     if args.eval_report:
-        extra, counts = eval_panel_model(json.loads(args.eval_report.read_text(encoding="utf-8")))
+        extra, counts = eval_panel_model(read_json(args.eval_report))
         models += extra
     results = {
         "panel": run_panel(models, counts),

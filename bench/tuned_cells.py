@@ -30,6 +30,7 @@ from typing import Any
 from default_matrix import per_item, points
 
 from bookend_rag_lab.report.evidence import TUNE_TO_CANDIDATE
+from bookend_rag_lab.runfiles import read_json
 from bookend_rag_lab.stats import paired_difference
 
 #: the rivals of target (b)
@@ -76,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tune_dir, colon, report = paths.partition(":")
         if not sep or not colon:
             parser.error(f"cells must be CELL=TUNE_DIR:EVAL_REPORT, got {spec!r}")
-        tune = json.loads((Path(tune_dir) / "report.json").read_text(encoding="utf-8"))
-        judged[cell] = judge(tune, json.loads(Path(report).read_text(encoding="utf-8")))
+        tune = read_json(Path(tune_dir) / "report.json")
+        judged[cell] = judge(tune, read_json(report))
     rivals_head = " | ".join(f"vs {r}" for r in FRAMEWORKS_AND_RANDOM)
     print(f"| cell | tuned choice | on evaluation | {rivals_head} | (a) | (b) |")
     print("|---|---|---|" + "---|" * len(FRAMEWORKS_AND_RANDOM) + "---|---|")

@@ -36,6 +36,7 @@ LAYERS = (
     "stats",
     "progress",
     "deps",
+    "runfiles",
 )
 
 

@@ -119,9 +119,9 @@ class FakeRuns:
         return ""
 
 
-def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _fake_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeRuns:
+    """``label_free`` with its repository root at ``tmp_path``, its model runs faked and one
+    retrieval record per suite."""
     import label_free
 
     runs = FakeRuns(tmp_path)
@@ -130,6 +130,14 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     documents = [RecordedDocument(text=t, score=s) for t, s in (("a b", 2.0), ("c d", 1.0))]
     record = RetrievalRecord(question="q?", documents=documents)
     monkeypatch.setattr(label_free, "retrieval_records", lambda suite: [record])
+    return runs
+
+
+def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    runs = _fake_runs(tmp_path, monkeypatch)
     out = tmp_path / "judged.json"
     assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
     dry, free, labelled, judging = runs.calls  # the probes first: a refusal skips the rest
@@ -155,6 +163,32 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     # Resumable: a second run finds every step done and calls nothing.
     assert main(["--cells", "squad-bookend-smollm2", "--json", str(out)]) == 0
     assert len(runs.calls) == 4
+
+
+def test_a_cell_kept_compressed_is_judged_and_resumes_from_its_retrievals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import label_free
+    from compress_evidence import compress_runs
+
+    runs = _fake_runs(tmp_path, monkeypatch)
+    out = tmp_path / "judged.json"
+    argv = ["--cells", "squad-bookend-smollm2", "--json", str(out)]
+    assert main(argv) == 0
+    judged = json.loads(out.read_text(encoding="utf-8"))
+    cell = Cell("squad", "bookend", "smollm2")
+    records = (cell.dir / "retrievals.jsonl").read_text(encoding="utf-8")
+    compress_runs([tmp_path / "bench"])  # as the repository keeps the cell
+    assert not list((tmp_path / "bench").rglob("report.json"))
+    assert main(["--judge-only", *argv]) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == judged
+    # The label-free tune again: its retrievals come back plain from the compressed copy.
+    (cell.dir / "report.json.xz").unlink()
+    monkeypatch.setattr(label_free, "retrieval_records", lambda suite: pytest.fail("rebuilt"))
+    assert main(argv) == 0
+    assert (cell.dir / "retrievals.jsonl").read_text(encoding="utf-8") == records
+    assert [c[1] for c in runs.calls[4:]] == ["tune"]  # the labelled tune and the eval are done
+    assert "--retrievals" in runs.calls[4]
 
 
 def test_a_cell_whose_probe_tune_refuses_is_recorded_and_runs_no_labelled_tune(

@@ -5,7 +5,6 @@ fails the build."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,13 +15,14 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 import mkdocs_hooks as hooks
+from bookend_rag_lab.runfiles import read_json
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
 def _report(path: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((ROOT / "bench" / path).read_text(encoding="utf-8"))
+    data: dict[str, Any] = read_json(ROOT / "bench" / path)
     return data
 
 

@@ -25,6 +25,8 @@ loaded on first use. Layers, top down:
 - :mod:`~bookend_rag_lab.models`: the scorer interface, the call cache, local weights.
 - :mod:`~bookend_rag_lab.progress`, :mod:`~bookend_rag_lab.deps`: progress bars; the extra's import
   guard.
+- :mod:`~bookend_rag_lab.runfiles`: a run's files, plain as a run writes them or compressed as
+  ``bench/`` keeps them.
 
 Where a newcomer adds: a scorer backend in :mod:`bookend_rag_lab.models` (a class with the
 :class:`~bookend_rag_lab.models.Scorer` members, registered in

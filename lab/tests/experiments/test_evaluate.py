@@ -18,6 +18,7 @@ from bookend_rag_lab.experiments.runspec import RunSpec
 from bookend_rag_lab.items.item import Item
 from bookend_rag_lab.models import CallCache, LocalScorer
 from bookend_rag_lab.report.evaluation import REPORT_VERSION
+from bookend_rag_lab.runfiles import compress
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "eval_items.jsonl"
 
@@ -145,6 +146,28 @@ def test_cache_resumes_without_model_calls(
     assert again.calls == 0
     assert counted == []
     assert again.report["strategies"] == first.report["strategies"]
+
+
+def test_a_run_kept_compressed_resumes_and_is_reused_without_model_calls(
+    tiny: SimpleNamespace, tmp_path: Path, counted: list[str]
+) -> None:
+    # As bench/ keeps a run: its report and call log compressed (bench/compress_evidence.py).
+    items = RunSpec(_items(4, 4), retrievers=["bm25"])
+    first = evaluate(
+        items, LocalScorer(tiny, CallCache(tmp_path / "calls.jsonl")), out_dir=tmp_path
+    )
+    compress(tmp_path / "calls.jsonl", append=True)
+    compress(tmp_path / "report.json")
+    counted.clear()
+    resumed = evaluate(
+        items, LocalScorer(tiny, CallCache(tmp_path / "calls.jsonl")), progress=False
+    )
+    assert resumed.calls == 0
+    assert counted == []
+    assert resumed.report["strategies"] == first.report["strategies"]
+    reused = evaluate(items, LocalScorer(tiny), progress=False, reuse=tmp_path / "report.json")
+    assert reused.calls == len(counted) == 3  # only the three reused scores checked again
+    assert reused.report["strategies"] == first.report["strategies"]
 
 
 def test_identical_prompts_share_one_model_call(tiny: SimpleNamespace, counted: list[str]) -> None:

@@ -11,12 +11,15 @@ mixed in.
 from __future__ import annotations
 
 import json
+import lzma
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bookend_rag_lab.runfiles import read_json
 
 __all__ = [
     "CHECKED",
@@ -91,10 +94,10 @@ def load_known_scores(path: str | Path, model_id: str) -> KnownScores:
     """
     where = str(path)
     try:
-        report: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+        report: Any = read_json(path)
         items = report["items"]
         reported = str(report["model"])
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (OSError, lzma.LZMAError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise not_a_report(path, str(exc)) from None
     if not same_model(reported, model_id):
         raise ValueError(f"--reuse {where} is a report of {reported!r}, not of {model_id!r}")

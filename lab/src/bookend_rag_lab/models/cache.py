@@ -6,7 +6,9 @@ as results with ``generated=None``, so old cache files keep working.
 
 Results live in memory and, when a path is given, in an append-only JSONL file written as each call
 finishes, so an interrupted run resumes where it stopped: a torn last line is dropped (that call is
-made again) and later rows start on a fresh line.
+made again) and later rows start on a fresh line. A file kept compressed beside it
+(:mod:`bookend_rag_lab.runfiles`: ``calls.jsonl.xz``) is read first, and new rows go to the plain
+file.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from bookend_rag.retrievals import json_lines
 from bookend_rag_lab.models.scorer import Continuations, Prompt, prompt_key
+from bookend_rag_lab.runfiles import compressed_text, stored
 
 __all__ = ["CallCache", "call_key", "generation_key"]
 
@@ -42,12 +45,14 @@ class CallCache:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = None if path is None else Path(path)
         self._results: dict[str, Continuations] = {}
-        if self.path is not None and self.path.is_file():
-            text = self.path.read_text(encoding="utf-8")
+        if self.path is not None and stored(self.path):
+            # A log kept compressed (bench/) holds the earlier calls; new ones go to the plain file.
+            text = self.path.read_text(encoding="utf-8") if self.path.is_file() else ""
             if text and not text.endswith("\n"):  # a torn last line: new rows start afresh
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write("\n")
-            for line in json_lines(text.splitlines()):
+            lines = [*compressed_text(self.path).splitlines(), *text.splitlines()]
+            for line in json_lines(lines):
                 if line.error is not None:
                     continue  # a line cut short by an interrupted run: that call is redone
                 try:
