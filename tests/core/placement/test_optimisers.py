@@ -251,9 +251,12 @@ def test_heuristic_matches_the_exact_programme(problem: Case, k: int) -> None:
         assert got >= exact * (1 - 1e-9) - 1e-12
         return
     assert got <= exact * (1 + 1e-9) + 1e-12
+    # Ends within 1e-9 of each other are ties that rounding decides, as in the neighbour check
+    # (a relevance of 1e-10 gave two ends equal to eight digits, the heuristic keeping the lower
+    # one in some runs of the whole suite on a fresh machine and not in others).
     for start in STARTS:
         end = local_search(repair_groups(start(built), built.groups), built)
-        assert got >= weigher.objective(end, rel) * (1 - 1e-12) - 1e-12
+        assert got >= weigher.objective(end, rel) * (1 - 1e-9) - 1e-12
     for neighbour in neighbourhood(heuristic):
         assert weigher.objective(neighbour, rel) <= got + 1e-9 * abs(got)
 

@@ -253,8 +253,8 @@ class RunItems:
 class _Pending:
     """Retrievals whose probes are built once the model is known: the records, the most probes
     to keep (``None``: all), the seed of their codes, the design (a name in
-    :data:`~bookend_rag_lab.experiments.probing.PROBE_DESIGNS`) and
-    what reading them met beside records, as clauses of the probes' summary."""
+    :data:`~bookend_rag_lab.experiments.probing.PROBE_DESIGNS`) and what reading them met
+    beside records, as clauses of the probes' summary."""
 
     records: tuple[RetrievalRecord, ...]
     limit: int | None
