@@ -4,7 +4,8 @@
   :class:`Continuations`, and :func:`~bookend_rag_lab.models.scorer.score_all`.
 - :mod:`~bookend_rag_lab.models.cache`: :class:`CallCache` (JSONL, resumable) and its key.
 - :mod:`~bookend_rag_lab.models.local`: the in-process transformers / GGUF model and its scorer.
-- :mod:`~bookend_rag_lab.models.weights`: named weights (``smollm2``, ``gemma3-270m``).
+- :mod:`~bookend_rag_lab.models.weights`: named weights (``smollm2``, ``gemma3-270m``,
+  ``qwen2.5-coder-0.5b``).
 - :mod:`~bookend_rag_lab.models.endpoint`: a model served over an OpenAI-compatible API
   (:class:`~bookend_rag_lab.models.endpoint.EndpointScorer`, completions; the transport every served
   scorer shares), :mod:`~bookend_rag_lab.models.chat` (chat prompts through
