@@ -170,13 +170,13 @@ class RetrievalRecord(OneLineModel):
 #: The longest message a bad line is named in: the file, the line and the field, cut short.
 _MAX_MESSAGE = 200
 
-#: The fields of a record, by version, as a file spells them.
+#: The fields of a record as a file spells them (the model's, by alias), by version: version 1
+#: has all but ``unrecorded``.
+_WRITTEN: Final = tuple(f.alias or name for name, f in RetrievalRecord.model_fields.items())
 _FIELDS: Final = {
-    READ_SCHEMAS[0]: ("schema", "question", "documents", "model", "order", "source", "time"),
-    RETRIEVALS_SCHEMA: (
-        "schema", "question", "documents", "model", "order", "source", "time", "unrecorded"
-    ),
-}  # fmt: skip
+    READ_SCHEMAS[0]: tuple(name for name in _WRITTEN if name != "unrecorded"),
+    RETRIEVALS_SCHEMA: _WRITTEN,
+}
 
 #: A glob pattern's special characters.
 _PATTERN = re.compile(r"[*?[]")

@@ -412,8 +412,10 @@ def _recorder_ref(recorder: adapters.RecorderLike) -> str | None:
     configured :class:`~bookend_rag.recorder.RetrievalRecorder`) cannot be serialised: stored as
     ``None``, with a warning naming the fix, so a loaded pipeline does not stop recording
     without a word."""
-    if recorder is None or isinstance(recorder, str | os.PathLike):
-        return None if recorder is None else os.fspath(recorder)
+    if recorder is None:
+        return None
+    if isinstance(recorder, str | os.PathLike):
+        return os.fspath(recorder)
     path = getattr(recorder, "path", None)
     fix = f"recorder={os.fspath(path)!r}" if isinstance(path, str | os.PathLike) else "a path"
     warnings.warn(
