@@ -98,13 +98,16 @@ class Model:
     """A model's options as its labelled runs used them: the weights, the chat prompt (``make
     prompts``: SmolLM2's own chat template; Gemma 3's chat format written out, its base GGUF has
     none) and the tunes' precision (an eval takes its report's, so that ``--reuse`` agrees);
-    ``probe_dtype``, where set, is the label-free tunes' precision instead."""
+    ``probe_dtype``, where set, is the label-free tunes' precision instead; ``eval_items``, where
+    set, the evaluation items of every cell (else 150 in bookend's prompt, 100 in the chat
+    prompt)."""
 
     weights: str
     chat_template: str
     tune_dtype: str
     passage_tune_dtype: str
     probe_dtype: str | None = None
+    eval_items: int | None = None
 
 
 MODELS = {
@@ -113,6 +116,16 @@ MODELS = {
     # and on Gemma 3 its fastest engine (bench/model_speed.py: bfloat16 several times slower there).
     "gemma3": Model(
         "gemma3-270m", "bench/prompts/gemma-chat-json-records.j2", "bfloat16", "bfloat16", "float32"
+    ),
+    # Qwen2.5-Coder-0.5B-Instruct in float32: on one thread as fast as llama-server on its GGUF
+    # (bench/RESULTS.md, issue 49), and its tunes' precision; its own chat template renders the
+    # chat prompt. About 4x SmolLM2's time per call, so 100 evaluation items in both prompts.
+    "qwen25": Model(
+        "qwen2.5-coder-0.5b",
+        "bench/prompts/chat-json-records.json",
+        "float32",
+        "float32",
+        eval_items=100,
     ),
 }
 
@@ -173,7 +186,7 @@ class Cell:
     @property
     def eval_items(self) -> int:
         # make prompts judges the chat cells on 100 evaluation items, make eval/suites on 150.
-        return 100 if self.chat else 150
+        return self.spec.eval_items or (100 if self.chat else 150)
 
     def tune_dtype(self) -> str:
         return (

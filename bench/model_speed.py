@@ -66,10 +66,14 @@ from bookend_rag_lab.models.flops import ModelShape, call_flops
 from bookend_rag_lab.models.llama_server import LlamaCppServer, LlamaServer, ServerProcess
 from bookend_rag_lab.models.local import load_trained, prompt_ids, score_continuations
 from bookend_rag_lab.models.scorer import Continuations, answer_text
-from bookend_rag_lab.models.weights import gemma3_gguf, smollm2_gguf
+from bookend_rag_lab.models.weights import gemma3_gguf, qwen25_coder_gguf, smollm2_gguf
 from bookend_rag_lab.reorderers import gold_at_slot
 
-MODELS = {"smollm2": smollm2_gguf, "gemma3-270m": gemma3_gguf}
+MODELS = {
+    "smollm2": smollm2_gguf,
+    "gemma3-270m": gemma3_gguf,
+    "qwen2.5-coder-0.5b": qwen25_coder_gguf,
+}
 #: The served engines, by the server that runs them.
 SERVERS: dict[str, type[ServerProcess]] = {"llama.cpp": LlamaServer, "llama-server": LlamaCppServer}
 ENGINES = ("float32", "bfloat16", *SERVERS)

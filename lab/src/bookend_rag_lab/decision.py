@@ -5,9 +5,10 @@ per-item differences ``d_i = a_i - b_i`` (a continuous metric: the gold answer's
 the candidates, or its log-probability). Two rules decide:
 
 **The race** (:class:`Race`): after each batch of items, a candidate whose paired interval against
-the current leader lies wholly below 0 at ``eliminate_confidence`` (99% by default, stricter than
-the guard because the race looks many times) stops being scored; the default is never eliminated.
-The budget is then spent on the candidates that are still close.
+the current leader lies wholly below 0 at ``eliminate_confidence`` (99% by default; anytime-valid
+when the race is planned, so that looking after every batch costs nothing) stops being scored;
+the default is never eliminated. The budget is then spent on the candidates that are still close,
+and :func:`settled` says when the whole race can stop.
 
 **The guard** (:func:`decide`): the best surviving candidate replaces the default only when its
 paired interval against the default excludes 0 at ``confidence`` after a Bonferroni correction for
@@ -15,12 +16,28 @@ the ``m`` candidates it was chosen among, eliminated ones included (level
 ``1 - (1 - confidence) / m``); otherwise the default stays and the decision reports the smallest
 effect that comparison could have detected.
 
-Intervals are Student-t intervals of the mean paired difference (``scipy.stats.ttest_rel``):
+**Anytime-valid intervals.** ``tune`` looks at its items after every batch and stops as soon as
+the decision is settled (:func:`settled`), so its intervals must hold at every look, not at one
+fixed ``n``: a race passes ``planned`` (the items it may judge) and the interval is then the
+asymptotic confidence sequence of Waudby-Smith, Arnold, Wu and Ramdas (2024, "Time-uniform
+central limit theory and asymptotic confidence sequences", Ann. Statist.; two-sided), which
+covers the mean at every ``n`` at once with probability ``level`` (asymptotically):
+
+    mean(d) ± sd(d) · sqrt( 2 (n ρ² + 1) / (n² ρ²) · log( sqrt(n ρ² + 1) / α ) ),
+    α = 1 - level,   ρ² = (-2 log α + log(-2 log α + 1)) / planned
+
+(``ρ`` makes it tightest at ``n = planned``). So a guard read after any number of looks keeps its
+Bonferroni-corrected error rate; it is wider than the fixed-``n`` interval below by a third (at a
+Bonferroni level) to a half (at 95%) at ``n = planned``, the price of stopping early.
+
+Without ``planned`` intervals are Student-t intervals of the mean paired difference
+(``scipy.stats.ttest_rel``), valid at one fixed ``n``:
 
     mean(d) ± t_{1-(1-level)/2, n-1} · sd(d) / sqrt(n)
 
 and the minimum detectable effect at 80% power is ``(z_{1-(1-level)/2} + z_{0.8}) · sd(d) /
-sqrt(n)``. A sample whose differences are all equal has a zero-width interval at that value.
+sqrt(n)`` either way (the fixed-``n`` design's). A sample whose differences are all equal has a
+zero-width interval at that value.
 """
 
 from __future__ import annotations
@@ -30,11 +47,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from bookend_rag_lab.stats import Interval
 
-__all__ = ["Comparison", "Decision", "Race", "compare", "decide", "hold_to_current"]
+__all__ = [
+    "Comparison",
+    "Decision",
+    "Race",
+    "compare",
+    "confidence_sequence_radius",
+    "decide",
+    "hold_to_current",
+    "settled",
+]
 
 #: Power at which the minimum detectable effect is stated.
 POWER = 0.8
@@ -50,6 +77,8 @@ class Comparison(Interval):
         level: the interval's confidence level.
         mde: the smallest true difference this comparison detects with 80% power.
         n: items.
+        anytime: whether the interval is the anytime-valid confidence sequence (module
+            docstring), planned for this many items; ``None``: the fixed-``n`` t-interval.
     """
 
     candidate: str
@@ -60,16 +89,37 @@ class Comparison(Interval):
     level: float
     mde: float
     n: int
+    anytime: int | None = None
+
+
+def confidence_sequence_radius(sd: float, n: int, level: float, planned: int) -> float:
+    """The half-width of the two-sided asymptotic confidence sequence at ``n`` items (module
+    docstring): ``sd · sqrt(2 (n ρ² + 1) / (n² ρ²) · log(sqrt(n ρ² + 1) / α))``.
+
+    Raises:
+        ValueError: when ``n`` or ``planned`` is below 1, or ``level`` is not in (0, 1).
+    """
+    if n < 1 or planned < 1:
+        raise ValueError(f"n and planned must be >= 1, got n={n!r}, planned={planned!r}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got level={level!r}")
+    log_alpha = math.log(1.0 - level)
+    rho2 = (-2.0 * log_alpha + math.log(-2.0 * log_alpha + 1.0)) / planned
+    spread = n * rho2 + 1.0
+    return sd * math.sqrt(2.0 * spread / (n * n * rho2) * (0.5 * math.log(spread) - log_alpha))
 
 
 def compare(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
     *,
     level: float = 0.95,
     names: tuple[str, str] = ("a", "b"),
+    planned: int | None = None,
 ) -> Comparison:
-    """The paired comparison ``a - b`` (formulas in the module docstring).
+    """The paired comparison ``a - b`` (formulas in the module docstring): the fixed-``n``
+    t-interval, or with ``planned`` the anytime-valid confidence sequence planned for that many
+    items.
 
     Raises:
         ValueError: when ``a`` and ``b`` differ in length, hold fewer than 2 items, or ``level``
@@ -86,13 +136,15 @@ def compare(
     mean, sd = float(d.mean()), float(d.std(ddof=1))
     if sd == 0.0:
         low = high = mean
+    elif planned is not None:
+        radius = confidence_sequence_radius(sd, d.size, level, planned)
+        low, high = mean - radius, mean + radius
     else:
         interval = stats.ttest_rel(va, vb).confidence_interval(confidence_level=level)
         low, high = float(interval.low), float(interval.high)
     z = float(stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + stats.norm.ppf(POWER))
-    return Comparison(
-        names[0], names[1], mean, low, high, level, z * sd / math.sqrt(d.size), int(d.size)
-    )
+    mde = z * sd / math.sqrt(d.size)
+    return Comparison(names[0], names[1], mean, low, high, level, mde, int(d.size), planned)
 
 
 @dataclass(frozen=True)
@@ -123,6 +175,7 @@ def decide(
     confidence: float = 0.95,
     among: Sequence[str] | None = None,
     comparisons: int | None = None,
+    planned: int | None = None,
 ) -> Decision:
     """Keep ``default`` unless the best candidate of ``among`` (default: every other key of
     ``scores``) is measurably better (the guard of the module docstring). Candidates whose
@@ -130,7 +183,8 @@ def decide(
 
     ``comparisons`` is the ``m`` of the Bonferroni correction: by default the number of rivals of
     the default in ``among``; a race passes the number it started with, since the candidates it
-    eliminated were part of the choice too.
+    eliminated were part of the choice too. ``planned``: the guard is the anytime-valid interval
+    planned for that many items (module docstring), as a race that may stop early needs.
 
     Raises:
         ValueError: when ``default`` or a name of ``among`` has no scores, or ``comparisons`` is
@@ -153,7 +207,9 @@ def decide(
         return Decision(default, default, False, None, None, reason)
     best = max(distinct, key=lambda n: float(np.mean(scores[n])))
     level = 1.0 - (1.0 - confidence) / (comparisons or len(rivals))
-    guard = compare(scores[best], scores[default], level=level, names=(best, default))
+    guard = compare(
+        scores[best], scores[default], level=level, names=(best, default), planned=planned
+    )
     named = "" if default == "default" else f" ({default})"
     if guard.ci_low > 0.0:
         reason = f"{best} is measurably better than the default{named}"
@@ -168,10 +224,12 @@ def hold_to_current(
     current: str,
     *,
     confidence: float = 0.95,
+    planned: int | None = None,
 ) -> Decision:
     """The decision against what the user does today: a kept default that is measurably behind
     the user's ``current`` order (its paired interval against it lies wholly below 0 at
-    ``confidence``) gives way to that order, and the reason says so; any other decision stands.
+    ``confidence``; anytime-valid with ``planned``) gives way to that order, and the reason says
+    so; any other decision stands.
 
     Raises:
         ValueError: when ``current`` has no scores.
@@ -185,6 +243,7 @@ def hold_to_current(
         scores[current],
         level=confidence,
         names=(decision.default, current),
+        planned=planned,
     )
     if versus.ci_high >= 0.0:
         return decision
@@ -207,6 +266,8 @@ class Race:
         eliminated: candidate -> items seen when it was eliminated.
         kept: candidates never eliminated besides the default (the user's current order, which
             every candidate is compared with at the end).
+        planned: the items the race may judge: its intervals are then anytime-valid (module
+            docstring); ``None``: fixed-``n`` intervals at every look.
     """
 
     candidates: Sequence[str]
@@ -215,6 +276,7 @@ class Race:
     min_items: int = 20
     eliminated: dict[str, int] = field(default_factory=dict)
     kept: Sequence[str] = ()
+    planned: int | None = None
 
     def __post_init__(self) -> None:
         if self.default not in self.candidates:
@@ -242,7 +304,69 @@ class Race:
         for c in alive:
             if c in (leader, self.default, *self.kept):
                 continue
-            versus = compare(scores[c][:n], scores[leader][:n], level=self.eliminate_confidence)
+            versus = compare(
+                scores[c][:n],
+                scores[leader][:n],
+                level=self.eliminate_confidence,
+                planned=self.planned,
+            )
             if versus.ci_high < 0.0:
                 self.eliminated[c] = n
         return self.alive
+
+
+def settled(
+    scores: Mapping[str, Sequence[float]],
+    default: str,
+    *,
+    confidence: float,
+    comparisons: int,
+    planned: int,
+) -> str | None:
+    """Why the race can stop now, or ``None``: with anytime-valid intervals at the guard's
+    Bonferroni-corrected level (``comparisons`` candidates besides the default, the items
+    ``planned``), read on the items every candidate of ``scores`` (the live ones) was judged on:
+
+    - **no rival**: no candidate scores differently from the default;
+    - **a winner**: the best rival is measurably better than the default and than every other
+      rival (further items would not change the choice, except with the guard's error rate);
+    - **no rival can win by what a full run would detect**: every rival's upper bound against the
+      default is below ``δ``, the effect the fixed-``n`` design over the ``planned`` items detects
+      with 80% power at the same level (``(z + z_0.8) · sd(d) / sqrt(planned)``, the largest over
+      the rivals), so the default would be kept unless a rival were better by less than the full
+      run could tell.
+
+    Raises:
+        ValueError: when ``default`` has no scores.
+    """
+    if default not in scores:
+        raise ValueError(f"no scores for the default {default!r}; scored: {sorted(scores)!r}")
+    n = min(len(v) for v in scores.values())
+    if n < 2:
+        return None
+    base = np.asarray(scores[default][:n], dtype=np.float64)
+    rivals = {
+        c: np.asarray(v[:n], dtype=np.float64)
+        for c, v in scores.items()
+        if c != default and not np.array_equal(v[:n], base)
+    }
+    if not rivals:
+        return "no candidate scores differently from the default"
+    level = 1.0 - (1.0 - confidence) / comparisons
+    best = max(rivals, key=lambda c: float(rivals[c].mean()))
+    guard = compare(rivals[best], base, level=level, planned=planned)
+    ahead = all(
+        compare(rivals[c], rivals[best], level=level, planned=planned).ci_high < 0.0
+        for c in rivals
+        if not np.array_equal(rivals[c], rivals[best])  # the winner under another name
+    )
+    if guard.ci_low > 0.0 and ahead:
+        return f"{best} is measurably better than the default and every other rival"
+    z = float(stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + stats.norm.ppf(POWER))
+    versus = [compare(v, base, level=level, planned=planned) for v in rivals.values()]
+    delta = max(z * float(np.std(v - base, ddof=1)) / math.sqrt(planned) for v in rivals.values())
+    if all(c.ci_high < delta for c in versus):
+        return (
+            f"no rival can beat the default by {delta:.3g}, the effect {planned} items would detect"
+        )
+    return None

@@ -1,5 +1,5 @@
 """The cost of a run, before it is spent: the estimate of a plan, its cap by the budget, the token
-budget itself, and dry runs of eval and tune that call no model."""
+budget itself, and dry runs of eval and tune that call no model (tune's but to time a few)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from bookend_rag_lab.experiments.budget import Budget, Cost, request_tokens
 from bookend_rag_lab.experiments.cost import Estimate, estimate
+from bookend_rag_lab.experiments.wall_time import TIMED_CALLS
 from bookend_rag_lab.models.cache import CallCache
 from bookend_rag_lab.models.scorer import ChatPrompt, Continuations, Prompt, answer_text
 
@@ -69,7 +70,7 @@ def test_the_token_budget_stops_work_and_its_shares_spend_from_one_meter() -> No
     assert Budget(_Words(), max_calls=1).stopped_by() == "calls"
 
 
-def test_dry_runs_call_no_model(tmp_path: Path) -> None:
+def test_dry_runs_call_no_model_but_the_calls_that_time_the_run(tmp_path: Path) -> None:
     from bookend_rag_lab.experiments.evaluate import evaluate
     from bookend_rag_lab.experiments.runspec import RunSpec
     from bookend_rag_lab.experiments.tune import tune
@@ -95,9 +96,27 @@ def test_dry_runs_call_no_model(tmp_path: Path) -> None:
     assert cost["calls"] == cost["requests"] > 0
     assert not cost["upper_bound"]
     tuned = tune(run, scorer, theory="llama-3.1-8b", progress=False, dry_run=True, max_calls=5)
-    assert scorer.calls == 0
-    assert tuned.report["dry_run"]["calls"] == 5
-    assert tuned.report["dry_run"]["upper_bound"]
+    assert scorer.calls == TIMED_CALLS  # the calls that time it, nothing judged
+    dry = tuned.report["dry_run"]
+    assert dry["calls"] == 5
+    assert dry["upper_bound"]
     assert not tuned.decision.switched
+    # Its wall time: scoring priced per prompt token of the bound, no answers to generate.
+    timed = dry["wall_time"]
+    assert (timed["timed"], timed["seconds_per_answer"], timed["answers"]) == (TIMED_CALLS, None, 0)
+    assert timed["scoring"] == pytest.approx(timed["seconds_per_token"] * dry["prompt_tokens"])
+    assert timed["total"] == pytest.approx(timed["loading"] + timed["scoring"])
+    assert "Wall time on this machine: about " in tuned.markdown
     with pytest.raises(ValueError, match="max_tokens must be"):
         tune(run, scorer, theory="llama-3.1-8b", max_tokens=0)
+
+
+def test_a_budget_counts_every_distinct_prompt_asked_cached_or_not() -> None:
+    budget = Budget(_Words())
+    first = budget.cost({"one two": ("a",), "cached prompt": ("a",)})
+    assert (first.calls, first.tokens) == (1, 3)  # the cached prompt costs nothing
+    assert budget.take(first)
+    assert budget.take(budget.cost({"one two": ("a",), "three": ("b",)}))
+    # Three distinct prompts asked ("one two" twice), with their tokens: 3 + 3 + 2.
+    assert (budget.requests, budget.request_tokens) == (3, 8)
+    assert budget.tokens == 3 + 3 + 2  # uncached each time asked (this stub never caches it)

@@ -39,6 +39,7 @@ from bookend_rag_lab.experiments.measured_slots import (
     measure_slots,
     slot_blocks,
 )
+from bookend_rag_lab.experiments.race import FIRST_LOOK
 from bookend_rag_lab.experiments.runspec import RunSpec
 from bookend_rag_lab.experiments.trials import Ranked
 from bookend_rag_lab.experiments.tune import tune
@@ -159,16 +160,26 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     by_hash = sorted(
         (f"user-{i}" for i in range(12)), key=lambda s: hashlib.sha256(s.encode()).hexdigest()
     )
-    assert [row["id"] for row in report["items"]] == by_hash
-    assert [row["fold"] for row in report["items"]] == [0, 1] * 6
-    # Every candidate was judged on every item (no elimination before 20 items), the
-    # cross-fitted slot table among them.
+    # The race judges a prefix of that order: all of it, or up to the look that settled it.
+    judged = report["n_judged"]
+    assert [row["id"] for row in report["items"]] == by_hash[:judged]
+    assert [row["fold"] for row in report["items"]] == ([0, 1] * 6)[:judged]
+    if report["stopped"] == "settled":
+        assert FIRST_LOOK <= judged < 12
+        assert judged % 5 == 0
+        assert report["settled"]
+        assert report["settled"] in (out / "report.md").read_text("utf-8")
+    else:
+        assert (report["stopped"], judged, report["settled"]) == ("items", 12, None)
+    # Every candidate was judged on every item before the first look (no elimination before),
+    # the cross-fitted slot table among them; the random draws too (the first 20 items).
     assert set(report["candidates"]) == {
         "default", "relevance", "reversed", "view", "alternate", "langchain", "measured-slots",
         "fitted",
     }  # fmt: skip
-    for row in report["items"]:
+    for row in report["items"][:FIRST_LOOK]:
         assert set(report["candidates"]) | {"random", "random#0", "random#1"} == set(row["results"])
+    assert set(report["timing"]["step_seconds"]) == {"loading", "items", "measure", "race"}
     measured = report["measurement"]
     assert measured["scored_pairs"] == measured["planned_pairs"] == 12 * 2  # 2 of 4 slots each
     assert measured["tables"]["fold 0 held out"]["items_per_slot"] == 3
@@ -207,10 +218,10 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     assert p["model"] == f"{saved_model}|float32"
     assert p["model_sha256"] == model_hash
     assert p["items_sha256"] == items_sha256(load_jsonl(items_file))
-    assert (p["n_items"], p["n_judged"], p["chosen"]) == (12, 12, decision["chosen"])
+    assert (p["n_items"], p["n_judged"], p["chosen"]) == (12, judged, decision["chosen"])
     assert p["guard"] == guard
     assert p["versus_framework"]["reference"] in ("alternate", "langchain")
-    assert p["versus_framework"]["n"] == 12
+    assert p["versus_framework"]["n"] == judged
     assert p["bookend_version"] == bookend_rag.__version__
     assert datetime.datetime.fromisoformat(p["date"]).tzinfo is not None
     _placed_everywhere_by_config(out / "tuned.json", config, p, work)
@@ -255,7 +266,7 @@ def test_the_budget_caps_the_calls_and_a_rerun_resumes_with_none(
     assert capped.report["n_judged"] < 12
     counted.clear()
     full = tune(run, model, progress=False)
-    assert full.report["stopped"] == "items"
+    assert full.report["stopped"] in ("items", "settled")  # no budget stopped it
     made = len(counted)
     assert full.calls == made > 0
     counted.clear()

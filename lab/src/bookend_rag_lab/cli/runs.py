@@ -118,9 +118,10 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="score nothing: print the requests, model calls and prompt tokens the run would "
-        "spend (the tokenizer of --weights or of the served model counts them); with "
-        "--retrievals, the answers generated first and the scoring each apart",
+        help="print the requests, model calls and prompt tokens the run would spend (the "
+        "tokenizer of --weights or of the served model counts them); with --retrievals, the "
+        "answers generated first and the scoring each apart; eval scores nothing, tune times "
+        "3 calls of each kind (cached for the run) to estimate the wall time",
     )
     p.add_argument("--out", default=out, help=f"output directory (default {out})")
     p.add_argument("--cache", help="model-call cache JSONL (default OUT/calls.jsonl)")

@@ -30,20 +30,26 @@ def request_tokens(scorer: Scorer, prompt: Prompt, continuations: Sequence[str])
 
 @dataclass(frozen=True)
 class Cost:
-    """What a unit of work would spend: model calls (uncached requests) and their tokens."""
+    """What a unit of work would spend: model calls (uncached requests) and their tokens; and
+    every prompt it asks, cached or not, with its tokens (what it costs on a cold cache)."""
 
     calls: int
     tokens: int
+    asked: Mapping[Prompt, int] = field(default_factory=dict)
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(self.calls + other.calls, self.tokens + other.tokens)
+        return Cost(
+            self.calls + other.calls, self.tokens + other.tokens, {**self.asked, **other.asked}
+        )
 
 
 @dataclass
 class _Meter:
-    """Tokens spent, shared by a budget and its shares."""
+    """Tokens spent, and every distinct prompt asked with its tokens, shared by a budget and its
+    shares."""
 
     tokens: int = 0
+    asked: dict[Prompt, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,15 +87,26 @@ class Budget:
         return self.meter.tokens
 
     @property
+    def requests(self) -> int:
+        """Distinct prompts of the work taken, cached or not: the calls a cold cache would
+        make."""
+        return len(self.meter.asked)
+
+    @property
+    def request_tokens(self) -> int:
+        """The prompt tokens of :attr:`requests`."""
+        return sum(self.meter.asked.values())
+
+    @property
     def seconds(self) -> float:
         """Wall time since the budget started."""
         return time.perf_counter() - self.started
 
     def cost(self, requests: Mapping[Prompt, Sequence[str]]) -> Cost:
-        """What ``requests`` (prompt -> continuations) would spend: the uncached ones."""
-        todo = [(p, c) for p, c in requests.items() if not self.scorer.is_cached(p, c)]
-        tokens = sum(request_tokens(self.scorer, p, c) for p, c in todo) if todo else 0
-        return Cost(len(todo), tokens)
+        """What ``requests`` (prompt -> continuations) would spend: the uncached ones, and all."""
+        tokens = {p: request_tokens(self.scorer, p, c) for p, c in requests.items()}
+        todo = [p for p, c in requests.items() if not self.scorer.is_cached(p, c)]
+        return Cost(len(todo), sum(tokens[p] for p in todo), tokens)
 
     def affords(self, cost: Cost) -> bool:
         """Whether ``cost`` stays within the calls and the tokens and the time is not up."""
@@ -104,6 +121,7 @@ class Budget:
         if not self.affords(cost):
             return False
         self.meter.tokens += cost.tokens
+        self.meter.asked.update(cost.asked)
         return True
 
     def share(self, fraction: float) -> Budget:

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bookend_rag_lab.experiments.budget import request_tokens
+from bookend_rag_lab.experiments.wall_time import WallTime
 from bookend_rag_lab.models.scorer import Prompt, Scorer
 
 __all__ = ["DryRun", "Estimate", "answers_estimate", "estimate"]
@@ -95,6 +96,8 @@ class DryRun:
         most_answers: the most answers a run would generate (more than ``answers.calls`` where
             ``--items`` stops the reading and a retrieval may give no probe).
         budgeted: whether the command has a budget (``--max-calls``, ``--max-tokens``).
+        wall_time: the run's time estimated from a few timed calls
+            (:mod:`~bookend_rag_lab.experiments.wall_time`), where the command times them.
     """
 
     scoring: Estimate
@@ -102,6 +105,7 @@ class DryRun:
     probed: int = 0
     most_answers: int = 0
     budgeted: bool = False
+    wall_time: WallTime | None = None
 
     @property
     def total(self) -> Estimate:
@@ -113,11 +117,19 @@ class DryRun:
         answers = None if self.answers is None else self.answers.to_json()
         if answers is not None:
             answers |= {"retrievals": self.probed, "most_calls": self.most_answers}
-        return self.total.to_json() | {"answers": answers, "scoring": self.scoring.to_json()}
+        timed = None if self.wall_time is None else self.wall_time.to_json()
+        return self.total.to_json() | {
+            "answers": answers,
+            "scoring": self.scoring.to_json(),
+            "wall_time": timed,
+        }
 
     def markdown(self, command: str) -> str:
-        """The total's paragraph, then how it splits between answers and scoring."""
+        """The total's paragraph, then how it splits between answers and scoring, then the
+        estimated wall time."""
         text = self.total.markdown(command)
+        if self.wall_time is not None:
+            text += f"\n{self.wall_time.markdown()}"
         if self.answers is None:
             return text
         a, s = self.answers, self.scoring

@@ -10,7 +10,9 @@ design stays stratified: within each fold the ``p``-th (item, slot) pair is item
 fold in slot ``p mod K`` (so an item's ``m`` slots are distinct), pairs are grouped into blocks of
 ``K`` consecutive pairs (each block holds every slot once), and only whole blocks are scored:
 every slot gets the same count. Blocks are scored round-robin over the folds while the budget
-allows (:func:`measure_slots`).
+allows, up to a number of blocks (:func:`measure_slots`; ``tune`` scores
+:data:`~bookend_rag_lab.experiments.tune.MEASURE_BLOCKS` per fold: a table that only proposes a
+candidate, which the race then judges like any other).
 
 A slot's weight is the mean of the primary metric over its pairs: ``candidate_prob``, or for
 ``gold_logprob`` (which is negative) ``exp(mean_s - max_t mean_t)``, the geometric-mean
@@ -235,16 +237,19 @@ class SlotMeasurement:
         }
 
 
-def measure_slots(judging: Judging, *, k: int, share: float) -> SlotMeasurement:
-    """Score the blocks of :func:`slot_blocks` in turn while the ``share`` of the run's budget
-    affords the next one (identical prompts are scored once and cached)."""
+def measure_slots(
+    judging: Judging, *, k: int, share: float, blocks: int | None = None
+) -> SlotMeasurement:
+    """Score the first ``blocks`` blocks of :func:`slot_blocks` (all for ``None``) in turn while
+    the ``share`` of the run's budget affords the next one (identical prompts are scored once and
+    cached)."""
     items, budget = judging.items, judging.budget.share(share)
-    blocks = slot_blocks(items, judging.rankings, judging.folds, k)
+    design = slot_blocks(items, judging.rankings, judging.folds, k)[:blocks]
     scored: list[tuple[int, int, float]] = []
     outcomes: list[tuple[int, SlotOutcome]] = []
-    bar = progress_bar(len(blocks) * k, "measure slots", unit="prompt", enabled=judging.progress)
+    bar = progress_bar(len(design) * k, "measure slots", unit="prompt", enabled=judging.progress)
     with bar:
-        for block in blocks:
+        for block in design:
             trials = [t for _, t in block]
             if not budget.take(
                 budget.cost({t.prompt: items[t.item].continuations for t in trials})
@@ -266,7 +271,7 @@ def measure_slots(judging: Judging, *, k: int, share: float) -> SlotMeasurement:
         judging.metric,
         judging.folds,
         tuple(scored),
-        len(blocks) * k,
+        len(design) * k,
         budget.calls,
         tuple(outcomes),
     )

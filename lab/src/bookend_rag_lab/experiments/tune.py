@@ -5,18 +5,21 @@ A short pipeline of named steps:
 1. **Items** are loaded and ranked by their retrievers (the rank step of
    :mod:`~bookend_rag_lab.experiments.trials`), then split into folds by the hash of their ids
    (:mod:`~bookend_rag_lab.experiments.folds`).
-2. **Measure** a slot table on the items, cross-fitted (one per fold, measured on the other folds),
-   within half of the budget (:mod:`~bookend_rag_lab.experiments.measured_slots`).
+2. **Measure** a slot table on a few items, cross-fitted (one per fold, measured on the other
+   folds), :data:`MEASURE_BLOCKS` blocks of K prompts per fold within half of the budget
+   (:mod:`~bookend_rag_lab.experiments.measured_slots`).
 3. **Candidates**, each a :class:`~bookend_rag.PlacementConfig`
    (:mod:`~bookend_rag_lab.experiments.candidates`): the default, relevance order, its reverse, the
    bookend view of the theory, Haystack's and LangChain's patterns, the measured slot table and
    the profile fitted to the same measurement (both cross-fitted).
 4. **Race** (:mod:`~bookend_rag_lab.experiments.race`): batches of items judge the candidates still
-   alive; the clearly-behind stop being scored, until the items or the budget run out.
+   alive; the clearly-behind stop being scored, until the decision is settled
+   (:func:`~bookend_rag_lab.decision.settled`) or the items or the budget run out.
 5. **Guard** (:func:`~bookend_rag_lab.decision.decide`): the best candidate replaces the default
    only when its Bonferroni-corrected paired interval against it excludes 0, on the primary metric
-   (``candidate_prob`` when every item has candidates, else ``gold_logprob``). Random shuffles are
-   the report's baseline, never a choice.
+   (``candidate_prob`` when every item has candidates, else ``gold_logprob``); the interval is
+   anytime-valid, so the guarantee holds however early the race stopped. Random shuffles are the
+   report's baseline, never a choice.
 6. **Write** the chosen config with its provenance, the report and its figure
    (:mod:`~bookend_rag_lab.report.tuning`).
 """
@@ -27,7 +30,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +51,7 @@ from bookend_rag_lab.experiments.cost import Estimate, estimate
 from bookend_rag_lab.experiments.folds import Folds
 from bookend_rag_lab.experiments.judging import Judging
 from bookend_rag_lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
-from bookend_rag_lab.experiments.race import RANDOM_DRAWS, RaceRun, run_race
+from bookend_rag_lab.experiments.race import RANDOM_DRAWS, RANDOM_ITEMS, RaceRun, run_race
 from bookend_rag_lab.experiments.runspec import RunSpec
 from bookend_rag_lab.experiments.setup import (
     default_model,
@@ -57,7 +60,9 @@ from bookend_rag_lab.experiments.setup import (
     theory_spec,
 )
 from bookend_rag_lab.experiments.trials import Ranked, plan_trials
+from bookend_rag_lab.experiments.wall_time import TIMED_CALLS, time_calls
 from bookend_rag_lab.items.item import Item, items_sha256
+from bookend_rag_lab.items.self_answer import ANSWER_TOKENS
 from bookend_rag_lab.metrics import metric_names
 from bookend_rag_lab.models import Scorer
 from bookend_rag_lab.models.backends import ScorerSpec, scorer_for
@@ -69,11 +74,15 @@ from bookend_rag_lab.report.tuning import build_report, decision_sentence, markd
 #: The candidates measured on the user's items, whose orders are known only after measuring.
 CROSS_FITTED = (MEASURED, FITTED)
 
-__all__ = ["MEASURE_SHARE", "TuneResult", "tune"]
+__all__ = ["MEASURE_BLOCKS", "MEASURE_SHARE", "TuneResult", "tune"]
 
 #: The share of the budget (calls and minutes) the slot measurement may take; the race has the
 #: rest.
 MEASURE_SHARE = 0.5
+#: Blocks of the slot measurement per fold (K prompts each, every slot once): its table and fit
+#: only propose two candidates, which the race judges like the others, so a few items suffice;
+#: the full design (every item in half of the slots) cost 40% of a run's calls.
+MEASURE_BLOCKS = 3
 
 
 @dataclass
@@ -106,7 +115,7 @@ def tune(
     max_calls: int | None = None,
     max_tokens: int | None = None,
     minutes: float | None = None,
-    batch: int = 10,
+    batch: int = 5,
     confidence: float = 0.95,
     current: str = "retrieval",
     dry_run: bool = False,
@@ -129,15 +138,17 @@ def tune(
         max_calls, max_tokens, minutes: the budget (model calls, their prompt tokens, wall
             minutes; ``None``: no limit). Half of it may go to the slot measurement, and the
             race stops when the rest runs out. The report gives the calls and tokens spent.
-        batch: items judged between two looks of the race.
+        batch: items judged between two looks of the race (each look may stop it).
         confidence: the guard's level before its Bonferroni correction.
         current: what the user does today (:data:`~bookend_rag_lab.experiments.candidates.
             CURRENT_CANDIDATES`: ``"retrieval"``, the retriever's order, or ``"langchain"``,
             ``"llamaindex"``, ``"haystack"``, that framework's reorderer): every candidate is
             compared with it, and a kept default measurably behind it gives way to it.
-        dry_run: score nothing: the report's ``dry_run`` bounds the model calls and prompt
-            tokens the run would spend (every candidate on every item, within the budget), and
-            the config is the default's (:mod:`~bookend_rag_lab.experiments.cost`).
+        dry_run: judge nothing: the report's ``dry_run`` bounds the model calls and prompt
+            tokens the run would spend (every candidate on every item, within the budget;
+            :mod:`~bookend_rag_lab.experiments.cost`) and estimates its wall time from a few
+            timed calls, which the call cache keeps
+            (:mod:`~bookend_rag_lab.experiments.wall_time`); the config is the default's.
         out_dir: write ``tuned.json``, ``report.json``, ``report.md`` and ``tune.png`` there.
         progress, log: progress bars on stderr; where one-line status messages go.
 
@@ -168,7 +179,9 @@ def tune(
     if loaded.pending is None:  # probes are counted once built, with the model's tokenizer
         Folds.of_items(loaded.items, folds)
     with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+        clock = {"loading": time.perf_counter() - started}
         loaded = loaded.for_model(model, say, answer=not dry_run, progress=progress)
+        clock["items"] = time.perf_counter() - started - clock["loading"]
         folded = Folds.of_items(loaded.items, folds)
         spec = theory_spec(theory, model)
         default = default_model(theory, model)
@@ -178,19 +191,42 @@ def tune(
         judging = Judging(model, loaded.items, ranked, folded, metrics, budget, run.seed, progress)
         run_k = _common_k(loaded.items)
         if dry_run:
-            scoring = _upper_cost(judging, spec, default, run_k).capped(max_calls, max_tokens)
-            cost = loaded.dry_run(model, scoring, budgeted=True)
+            bound, plan = _upper_cost(judging, spec, default, run_k)
+            cost = loaded.dry_run(model, bound.capped(max_calls, max_tokens), budgeted=True)
+            say(f"timing {TIMED_CALLS} calls of each kind to estimate the wall time")
+            timed = time_calls(
+                model,
+                plan,
+                cost.scoring.prompt_tokens,
+                loaded.unanswered,
+                ANSWER_TOKENS,
+                loading=clock["loading"],
+            )
+            cost = replace(cost, wall_time=timed)
             kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")
             config = bookend_rag.PlacementConfig(model=default)
             found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}
             text = f"{cost.markdown('tune')}\n{source_sentence(loaded.settings)}\n"
             return TuneResult(config, kept, found, text)
-        say(f"measuring the slots of K={run_k} on {len(loaded.items)} items in {folds} folds")
-        measurement = measure_slots(judging, k=run_k, share=MEASURE_SHARE)
+        say(
+            f"measuring the slots of K={run_k}: {MEASURE_BLOCKS} blocks of {run_k} prompts in "
+            f"each of {folds} folds"
+        )
+        mark = time.perf_counter()
+        measurement = measure_slots(
+            judging, k=run_k, share=MEASURE_SHARE, blocks=MEASURE_BLOCKS * folds
+        )
+        clock["measure"] = time.perf_counter() - mark
         candidates = Candidates.build(spec, run_k, measurement, default)
         say(f"racing {', '.join(candidates.names)} on {judging.metric}")
-        race = run_race(judging, candidates, batch=batch, current=current_name)
+        mark = time.perf_counter()
+        race = run_race(
+            judging, candidates, batch=batch, confidence=confidence, current=current_name
+        )
+        clock["race"] = time.perf_counter() - mark
         decision = race.decide(confidence, current_name)
+        if race.settled is not None and race.stopped == "settled":
+            say(f"stopped after {len(race.judged)} of {len(loaded.items)} items: {race.settled}")
         guard = None if decision.guard is None else decision.guard.to_json()
         say(decision_sentence(judging.metric, decision.reason, guard))
         settings = loaded.settings | dict(
@@ -210,7 +246,9 @@ def tune(
             template=loaded.template.to_json(),
             current={"order": current, "candidate": current_name},
         )
-        report = _report(judging, candidates, measurement, race, decision, settings, confidence)
+        report = _report(
+            judging, candidates, measurement, race, decision, settings, confidence, clock
+        )
     text = markdown(report)
     config = candidates.written(decision.chosen)
     files = [] if out_dir is None else write(report, text, config, Path(out_dir))
@@ -219,25 +257,31 @@ def tune(
 
 def _upper_cost(
     judging: Judging, spec: bookend_rag.ModelLike, default: bookend_rag.ModelLike, k: int
-) -> Estimate:
-    """A bound on what tune spends: the slot measurement's prompts, every fixed candidate and the
-    random draws on every item, and the two cross-fitted candidates priced at each item's
-    costliest order."""
+) -> tuple[Estimate, dict[Prompt, Sequence[str]]]:
+    """A bound on what tune spends: the slot measurement's prompts, every fixed candidate on every
+    item and the random draws on the first :data:`~bookend_rag_lab.experiments.race.RANDOM_ITEMS`
+    (a race that stops early spends less), and the two cross-fitted candidates priced at each
+    item's costliest order; and the plan of prompts it prices."""
     items = judging.items
+    measured = slot_blocks(items, judging.rankings, judging.folds, k)
     plan: dict[Prompt, Sequence[str]] = {
         t.prompt: items[t.item].continuations
-        for block in slot_blocks(items, judging.rankings, judging.folds, k)
+        for block in measured[: MEASURE_BLOCKS * judging.folds.count]
         for _, t in block
     }
     strategies = {n: bookend_strategy(c) for n, c in fixed_candidates(spec, k, default).items()}
-    trials = plan_trials(
-        items,
-        judging.rankings,
-        strategies,
-        judging.scorer.token_length,
-        random_draws=RANDOM_DRAWS,
-        seed=judging.seed,
-    )
+    trials = [
+        replace(t, item=index)
+        for position, index in enumerate(judging.folds.order)
+        for t in plan_trials(
+            [items[index]],
+            [judging.rankings[index]],
+            strategies,
+            judging.scorer.token_length,
+            random_draws=RANDOM_DRAWS if position < RANDOM_ITEMS else 0,
+            seed=judging.seed,
+        )
+    ]
     tokens = {
         t.prompt: request_tokens(judging.scorer, t.prompt, items[t.item].continuations)
         for t in trials
@@ -249,13 +293,14 @@ def _upper_cost(
         per_item[t.item] = max(per_item.get(t.item, 0), tokens[t.prompt])
     costliest = per_item.values()
     extra = len(CROSS_FITTED)
-    return Estimate(
+    bound = Estimate(
         found.requests + extra * len(items),
         found.calls + extra * len(items),
         found.prompt_tokens + extra * sum(costliest),
         True,
         found.tokenizer,
     )
+    return bound, plan
 
 
 def _check(
@@ -303,8 +348,10 @@ def _report(
     decision: Decision,
     settings: Mapping[str, Any],
     confidence: float,
+    clock: Mapping[str, float],
 ) -> dict[str, Any]:
-    """The JSON report (:func:`~bookend_rag_lab.report.tuning.build_report`)."""
+    """The JSON report (:func:`~bookend_rag_lab.report.tuning.build_report`); ``clock``: the wall
+    seconds of each step (loading the model, building the items, measuring, racing)."""
     items, budget = judging.items, judging.budget
     rows = [
         {
@@ -320,8 +367,11 @@ def _report(
         "seconds": budget.seconds,
         "model_calls": budget.calls,
         "prompt_tokens": budget.tokens,
+        "requests": budget.requests,
+        "request_tokens": budget.request_tokens,
         "measure_calls": measurement.calls,
         "race_calls": budget.calls - measurement.calls,
+        "step_seconds": {step: round(seconds, 3) for step, seconds in clock.items()},
     }
     return build_report(
         model_id=judging.scorer.model_id,
@@ -339,6 +389,7 @@ def _report(
         confidence=confidence,
         n_items=len(items),
         stopped=run.stopped,
+        settled=run.settled,
         measurement={**measurement.to_json(), "fits": candidates.fits_to_json()},
         hashes={
             "model_sha256": model_sha256(judging.scorer),

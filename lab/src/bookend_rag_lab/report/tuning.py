@@ -16,7 +16,8 @@ Files written:
 Fields of ``report.json`` (``report_version`` 1): ``model``, ``settings`` (with ``source``, the
 kind of items that decided: :mod:`~bookend_rag_lab.report.source`), ``metric`` (the
 primary metric, ``candidate_prob`` or ``gold_logprob``), ``n_items``, ``n_judged``, ``stopped``
-(``items``, ``calls`` or ``minutes``), ``candidates`` (per candidate: ``estimate`` ``{"mean",
+(``settled``, ``items``, ``calls``, ``tokens`` or ``minutes``), ``settled`` (why the race stopped
+before the items ran out, or ``null``), ``candidates`` (per candidate: ``estimate`` ``{"mean",
 "ci_low", "ci_high", "n"}`` with a 95% bootstrap interval over the items it was judged on,
 ``eliminated_at`` (items judged when the race eliminated it, or ``null``), ``versus_default``
 (the paired comparison against the default on the same items at ``confidence``, uncorrected;
@@ -117,6 +118,7 @@ def build_report(
     confidence: float,
     n_items: int,
     stopped: str,
+    settled: str | None,
     measurement: Mapping[str, Any],
     hashes: Mapping[str, str | None],
     item_rows: Sequence[Mapping[str, Any]],
@@ -172,6 +174,7 @@ def build_report(
         "n_items": n_items,
         "n_judged": n_judged,
         "stopped": stopped,
+        "settled": settled,
         "candidates": {
             name: {
                 "estimate": _estimate(scores[name]),
@@ -291,12 +294,30 @@ def _answers(report: Mapping[str, Any]) -> str:
     return f"; before these, {answers} answer requests built the probes (outside the budget)"
 
 
+#: The steps of ``timing.step_seconds``, as the report names them.
+STEP_NAMES = {
+    "loading": "loading the model",
+    "items": "the items (and the probes' answers)",
+    "measure": "measuring the slots",
+    "race": "the race",
+}
+
+
+def _steps(timing: Mapping[str, Any]) -> str:
+    """Where the time went, in parentheses (nothing for a report without step times)."""
+    steps = timing.get("step_seconds")
+    if not steps:
+        return ""
+    return " (" + ", ".join(f"{STEP_NAMES[k]} {v:.0f} s" for k, v in steps.items()) + ")"
+
+
 def markdown(report: Mapping[str, Any]) -> str:
     """The report as Markdown: the decision, the candidates, the chosen one's comparisons."""
     metric = report["metric"]
     d, c, t = report["decision"], report["chosen"], report["timing"]
     units = "gold_logprob in nats" if metric == "gold_logprob" else f"{metric} in percent (points)"
     stop = {
+        "settled": f"stopped early, the decision settled: {report.get('settled')}",
         "items": "every item was judged",
         "calls": "the calls budget ran out",
         "tokens": "the token budget ran out",
@@ -339,8 +360,8 @@ def markdown(report: Mapping[str, Any]) -> str:
         "- `fitted` is a parametric profile (primacy, a recency window in tokens, a floor) fitted "
         "to the slot measurement's outcomes, no further model call; like `measured-slots` it is "
         "cross-fitted: judged on each fold with the fit of the other folds.",
-        f"Time: {t['seconds']:.0f} s, {t['model_calls']} model calls ({t['measure_calls']} to "
-        f"measure the slots, {t['race_calls']} in the race), "
+        f"Time: {t['seconds']:.0f} s{_steps(t)}, {t['model_calls']} model calls "
+        f"({t['measure_calls']} to measure the slots, {t['race_calls']} in the race), "
         f"{t.get('prompt_tokens', 0):,} prompt tokens; {stop}{_answers(report)}.",
     ]
     return "\n\n".join(parts) + "\n"

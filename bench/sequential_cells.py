@@ -1,0 +1,250 @@
+"""Issue 49 §3: the committed tune cells decided again by the sequential tune, and what each cost.
+
+Each committed ``bookend tune`` cell under ``bench/`` whose call log is committed
+(``calls.jsonl.xz``: the labelled tunes in the chat prompt, the SQuAD tunes and every label-free
+tune) is run again by
+today's ``bookend tune``, which measures the slots on three blocks per fold and stops as soon as
+its anytime-valid intervals settle the decision (``bookend_rag_lab.decision.settled``), with the
+same items, model, precision and prompt as the report records. The run reads the cell's committed
+call log and appends the calls it had not made before to the plain log beside it (``make
+compress-evidence`` folds them in), so only those run the model; its report still counts every
+scoring request it asked, cached or not (``timing.requests``, ``timing.request_tokens``): what the
+decision costs on a cold cache. Its report goes to ``bench/tune-seq/CELL/``.
+
+Per cell, today's cost against the committed run's: scoring requests (the scoring calls of the
+committed call log) and prompt tokens (the committed report's, when that run made every call
+itself; else its requests times the new run's tokens per request, marked ``≈``); the two
+decisions; and when they differ, the difference between them on the cell's evaluation items
+(the columns of the cell's ``bookend eval`` report, paired over its items, with the MDE), as
+``bench/label_free.py`` judges.
+
+Usage (from the repository root; resumable, a cell already decided is read back)::
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/sequential_cells.py --json bench/sequential_cells.json
+    .venv/bin/python bench/sequential_cells.py --judge-only --json bench/sequential_cells.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bookend_rag_lab.runfiles import compressed_text, read_json, read_text, stored
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOKEND = str(Path(sys.executable).parent / "bookend")
+#: Where the committed tunes with a committed call log live.
+TOPS = ("tune", "tune-chat", "tune-probes/self-answer")
+#: The named weights by the theory spec a report records.
+WEIGHTS = {"smollm2": "smollm2", "gemma-3": "gemma3-270m", "qwen2.5-coder": "qwen2.5-coder-0.5b"}
+
+
+def committed_cells() -> list[Path]:
+    """The committed tune directories that have both a report and a call log."""
+    found = []
+    for top in TOPS:
+        for directory in sorted((ROOT / "bench" / top).iterdir()):
+            if stored(directory / "report.json") and stored(directory / "calls.jsonl"):
+                found.append(directory)
+    return found
+
+
+def cell_name(directory: Path) -> str:
+    return str(directory.relative_to(ROOT / "bench")).replace("/", "--")
+
+
+def command(directory: Path, report: Mapping[str, Any], out: Path) -> list[str]:
+    """``bookend tune`` on the cell's items, model, precision and prompt, reading its call log."""
+    settings = report["settings"]
+    weights = next(w for key, w in WEIGHTS.items() if settings["theory"].startswith(key))
+    args = [BOOKEND, "tune", "--weights", weights, "--dtype", settings["dtype"], "--threads", "1"]
+    template = settings["template"]["name"]
+    if template != "bookend":
+        args += ["--template", template]
+    if settings["items"] == "probes":
+        source = settings["source"]
+        records = ROOT / source["retrievals"]
+        if not records.is_file():  # kept compressed: tune reads them plain
+            records.write_text(read_text(records), encoding="utf-8")
+        args += ["--retrievals", source["retrievals"], "--probes", source["design"]]
+    else:
+        args += ["--suite", settings["suite"], "--docs", str(settings["k"])]
+        args += ["--items", str(settings["n_items"]), "--split", settings["split"]]
+    cache = directory / "calls.jsonl"
+    return [*args, "--cache", str(cache.relative_to(ROOT)), "--no-progress", "--out", str(out)]
+
+
+def committed_requests(directory: Path) -> int:
+    """The scoring calls in the cell's committed call log (its rows with log-probabilities; the
+    probes' answers have none): every scoring request of the committed run, and of the earlier
+    runs it resumed."""
+    rows = compressed_text(directory / "calls.jsonl").splitlines()
+    return sum(1 for line in rows if json.loads(line).get("generated") is None)
+
+
+def _eval_values(eval_report: Path) -> dict[str, dict[str, float]]:
+    """Per strategy, per evaluation item id, the gold answer's probability among the candidates."""
+    report = read_json(eval_report)
+    values: dict[str, dict[str, float]] = {}
+    for row in report["items"]:
+        for name, result in row["results"].items():
+            if "candidate_prob" in result:
+                values.setdefault(name, {})[row["id"]] = float(result["candidate_prob"])
+    return values
+
+
+def judged_difference(eval_report: Path, new: str, old: str) -> dict[str, Any] | None:
+    """The new decision minus the committed one on the evaluation items (paired bootstrap, MDE),
+    when the eval report holds both as columns; ``None`` otherwise."""
+    from bookend_rag_lab.report.evidence import TUNE_TO_CANDIDATE
+    from bookend_rag_lab.stats import paired_difference
+
+    values = _eval_values(eval_report)
+    a, b = TUNE_TO_CANDIDATE.get(new, new), TUNE_TO_CANDIDATE.get(old, old)
+    if a not in values or b not in values:
+        return None
+    ids = sorted(set(values[a]) & set(values[b]))
+    d = paired_difference([values[a][i] for i in ids], [values[b][i] for i in ids])
+    return {"columns": [a, b], **d.to_json()}
+
+
+def eval_report_of(directory: Path, report: Mapping[str, Any]) -> Path | None:
+    """The evaluation report that judges the cell's decisions (as ``bench/label_free.py`` finds
+    it), when it is committed."""
+    settings = report["settings"]
+    chat = settings["template"]["name"] != "bookend"
+    model = "gemma3" if settings["theory"].startswith("gemma") else "smollm2"
+    suite = directory.name.split("-")[0] if settings["items"] == "probes" else settings["suite"]
+    if chat:
+        path = ROOT / "bench" / "eval-chat" / f"{suite}-{model}-k10" / "report.json"
+    else:
+        name = f"{model}-k10" if suite == "hard" else f"{suite}-{model}-k10"
+        path = ROOT / "bench" / "eval" / name / "report.json"
+    return path if stored(path) else None
+
+
+def run_cell(directory: Path, *, run: bool) -> dict[str, Any] | None:
+    """Decide the cell again (unless ``run`` is false or it is decided) and compare."""
+    old = read_json(directory / "report.json")
+    out = ROOT / "bench" / "tune-seq" / cell_name(directory)
+    if not stored(out / "report.json"):
+        if not run:
+            return None
+        args = command(directory, old, out)
+        print("+", " ".join(args), file=sys.stderr, flush=True)
+        log = Path(tempfile.gettempdir()) / f"bookend-seq-{cell_name(directory)}.log"
+        with log.open("a", encoding="utf-8") as err:
+            done = subprocess.run(
+                args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, check=False
+            )
+        if done.returncode != 0:
+            raise SystemExit(f"exit {done.returncode}: {' '.join(args)} (see {log})")
+    new = read_json(out / "report.json")
+    t_old, t_new = old["timing"], new["timing"]
+    # A run that made every call itself reports them and their tokens; for a resumed one (or
+    # one from before tokens were counted) the call log counts the calls and the tokens are
+    # its calls at the new run's tokens per request.
+    logged = committed_requests(directory)
+    exact = bool(t_old.get("prompt_tokens")) and t_old["model_calls"] == logged
+    requests_old = logged
+    per_request = t_new["request_tokens"] / max(t_new["requests"], 1)
+    tokens_old = int(t_old["prompt_tokens"]) if exact else round(requests_old * per_request)
+    chosen_old, chosen_new = old["decision"]["chosen"], new["decision"]["chosen"]
+    judged = None
+    if chosen_old != chosen_new:
+        where = eval_report_of(directory, old)
+        judged = None if where is None else judged_difference(where, chosen_new, chosen_old)
+    return {
+        "cell": str(directory.relative_to(ROOT)),
+        "before": {
+            "requests": requests_old,
+            "prompt_tokens": tokens_old,
+            "tokens_exact": bool(exact),
+            "chosen": chosen_old,
+            "n_judged": old["n_judged"],
+        },
+        "after": {
+            "requests": t_new["requests"],
+            "prompt_tokens": t_new["request_tokens"],
+            "model_calls": t_new["model_calls"],
+            "chosen": chosen_new,
+            "n_judged": new["n_judged"],
+            "stopped": new["stopped"],
+            "settled": new.get("settled"),
+            "guard": new["decision"]["guard"],
+        },
+        "same_decision": chosen_old == chosen_new,
+        "new_minus_old_on_evaluation": judged,
+    }
+
+
+def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    lines = [
+        "| cell | requests before → after | prompt tokens before → after | decision before → after "
+        "| items judged, why it stopped |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        b, a = r["before"], r["after"]
+        approx = "" if b["tokens_exact"] else "≈"
+        tokens = f"{approx}{b['prompt_tokens']:,} → {a['prompt_tokens']:,}"
+        decision = f"{b['chosen']} → {a['chosen']}"
+        if not r["same_decision"]:
+            d = r["new_minus_old_on_evaluation"]
+            decision += (
+                " (not judged)"
+                if d is None
+                else f" ({100 * d['diff']:+.1f} [{100 * d['ci_low']:+.1f}, "
+                f"{100 * d['ci_high']:+.1f}] points on evaluation items, MDE {100 * d['mde']:.1f})"
+            )
+        why = a["settled"] if a["stopped"] == "settled" else f"{a['stopped']}"
+        lines.append(
+            f"| {r['cell']} | {b['requests']:,} → {a['requests']:,} "
+            f"({a['requests'] / b['requests']:.2f}) | {tokens} "
+            f"({a['prompt_tokens'] / max(b['prompt_tokens'], 1):.2f}) | {decision} "
+            f"| {a['n_judged']} of {b['n_judged']}: {why} |"
+        )
+    req = sum(r["after"]["requests"] for r in rows) / sum(r["before"]["requests"] for r in rows)
+    tok = sum(r["after"]["prompt_tokens"] for r in rows) / sum(
+        r["before"]["prompt_tokens"] for r in rows
+    )
+    same = sum(r["same_decision"] for r in rows)
+    lines.append(
+        f"\nOver the {len(rows)} cells: requests {req:.2f} of before, prompt tokens {tok:.2f}; "
+        f"the same decision in {same} of {len(rows)}."
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--judge-only", action="store_true", help="run no model")
+    parser.add_argument("--cells", nargs="*", help="only these cell directories")
+    args = parser.parse_args(argv)
+    todo = [ROOT / c for c in args.cells] if args.cells else committed_cells()
+    rows, waiting = [], []
+    for directory in todo:
+        row = run_cell(directory, run=not args.judge_only)
+        if row is None:
+            waiting.append(str(directory.relative_to(ROOT)))
+        else:
+            rows.append(row)
+    if rows:
+        print(markdown(rows))
+    if waiting:
+        print(f"not decided yet: {', '.join(waiting)}")
+    args.json.write_text(
+        json.dumps({"cells": rows, "waiting": waiting}, indent=1) + "\n", encoding="utf-8"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
