@@ -21,7 +21,7 @@ QWEN25_STAMP  := $(VENV)/.qwen25-installed
 EVAL_STAMP    := $(VENV)/.eval-installed
 SERVER_STAMP  := $(VENV)/.server-test-installed
 
-.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 qwen25 server eval-quick eval suites tune prompts label-free compress-evidence evidence-figures clean
+.PHONY: demo test check explore docs browser dist lint typecheck unit fast-tests bench bench-endpoint validator fitted smollm2 gemma3 qwen25 server eval-quick eval suites tune prompts label-free label-free-qwen25 sequential compress-evidence evidence-figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -317,4 +317,20 @@ prompts: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 ## The Gemma 3 cells: bench/label_free.py --model gemma3 --json bench/label_free_gemma3.json.
 label-free: $(SMOLLM2_STAMP) $(EVAL_STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python bench/label_free.py --json bench/label_free.json
+	$(COMPRESS_EVIDENCE)
+
+## label-free-qwen25: the third family's cells of "Label-free tuning" (issue 49): Qwen2.5-Coder-0.5B-Instruct
+## in float32 (as fast as llama-server on its GGUF here) on the records suite in bookend's prompt and the
+## chat prompt: the labelled tune, the label-free tune, then both judged on 100 evaluation items; hours
+## on 2 cores, resumable through each calls.jsonl.
+QWEN25_CELLS = records-bookend-qwen25 records-chat-qwen25
+label-free-qwen25: $(QWEN25_STAMP) $(EVAL_STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python bench/label_free.py --model qwen25 --cells $(QWEN25_CELLS) --json bench/label_free_qwen25.json
+	$(COMPRESS_EVIDENCE)
+
+## sequential: "A decision at a third of the cost" of bench/RESULTS.md (issue 49): every committed tune with a
+## committed call log decided again by today's tune (anytime-valid, stops once settled), reading that log;
+## only the calls it had not made run the model (minutes to an hour on 2 cores), then the cost table.
+sequential: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python bench/sequential_cells.py --json bench/sequential_cells.json
 	$(COMPRESS_EVIDENCE)

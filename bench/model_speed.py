@@ -2,7 +2,8 @@
 whether the engine decides as the default backend does.
 
 The lever of ``bookend tune``'s time on a CPU is the engine that scores a prompt. For each model
-(``--models``: SmolLM2-135M-Instruct and Gemma 3 270M, their GGUF files) the same prompts go
+(``--models``: SmolLM2-135M-Instruct, Gemma 3 270M and Qwen2.5-Coder-0.5B-Instruct,
+their GGUF files) the same prompts go
 through every engine (``--engines``):
 
 - ``float32``: transformers' GGUF loading in float32, the default backend of ``tune``'s local path
@@ -37,6 +38,12 @@ server's package the served engines are refused with one line: leave them out wi
 ``--engines float32 bfloat16``)::
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/model_speed.py --json bench/model_speed.json
+
+Qwen2.5-Coder-0.5B-Instruct (issue 49: is llama-server faster than in-process for it?), after
+``make qwen25 server``::
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/model_speed.py --models qwen2.5-coder-0.5b \
+        --engines float32 llama-server --items 1 --json bench/model_speed_qwen25.json
 """
 
 from __future__ import annotations
@@ -254,7 +261,9 @@ def bench_model(name: str, engines: Sequence[str], prompts: list[Prompt]) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=list(MODELS))
+    parser.add_argument(
+        "--models", nargs="+", choices=tuple(MODELS), default=["smollm2", "gemma3-270m"]
+    )
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
     parser.add_argument("--items", type=int, default=2)
     parser.add_argument("--docs", type=int, default=10)

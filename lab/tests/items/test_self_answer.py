@@ -45,7 +45,10 @@ class _Model:
         self.table = table
         self.asked: list[Prompt] = []
 
-    def __call__(self, prompt: Prompt) -> str:
+    def __call__(self, prompts: Sequence[Prompt]) -> list[str]:
+        return [self._one(p) for p in prompts]
+
+    def _one(self, prompt: Prompt) -> str:
         self.asked.append(prompt)
         assert isinstance(prompt, str)
         found = [a for text, a in self.table.items() if f"Document 1: {text}\n" in prompt]

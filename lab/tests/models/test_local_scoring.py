@@ -10,7 +10,7 @@ import torch
 import transformers
 
 from bookend_rag_lab.models import local as scoring
-from bookend_rag_lab.models.scorer import first_line, generate
+from bookend_rag_lab.models.scorer import first_line, generate, generate_all
 
 PROMPT = "Documents: the code of Lumen is 4411; Onyx moved to Oslo. Question: where? Answer:"
 CONTINUATIONS = ["Oslo", "4411", "O", "Lumen North", "a much longer answer, with commas"]
@@ -100,6 +100,26 @@ def test_the_generated_answer_is_the_argmax_decode_and_is_cached(
         assert generate(scorer, PROMPT, max_tokens) == first_line(decoded)
         assert generate(scorer, PROMPT, max_tokens) == first_line(decoded)
         assert scorer.calls == 1
+
+
+def test_a_batch_of_prompts_of_different_lengths_answers_as_one_by_one(
+    llama_config: Any, byte_tokenizer: Any
+) -> None:
+    """``generate_all`` through ``LocalScorer.generate_batch``: the prompts padded on the left
+    (masked) give each prompt's own greedy answer; each uncached prompt is one call, and a prompt
+    asked before comes from the call cache."""
+    transformers.set_seed(0)
+    lm = transformers.AutoModelForCausalLM.from_config(llama_config).eval()
+    model = SimpleNamespace(lm=lm, tokenizer=byte_tokenizer, name="tiny")
+    prompts = [PROMPT, "Q: x?\nA:", PROMPT + " More words before the answer.", "Hi"]
+    alone = scoring.LocalScorer(model)
+    expected = [generate(alone, p, 8) for p in prompts]
+    batched = scoring.LocalScorer(model)
+    assert generate(batched, prompts[1], 8) == expected[1]
+    assert generate_all(batched, prompts, 8) == expected
+    assert batched.calls == len(prompts)  # the second prompt was cached
+    assert generate_all(batched, prompts, 8) == expected
+    assert batched.calls == len(prompts)
 
 
 def test_first_line_keeps_the_text_up_to_its_first_line_with_words() -> None:

@@ -72,15 +72,20 @@ class Estimate:
         """The report's ``dry_run`` entry."""
         return asdict(self)
 
-    def markdown(self, command: str) -> str:
-        """One paragraph for the terminal."""
+    def markdown(self, command: str, timed: int = 0) -> str:
+        """One paragraph for the terminal; ``timed``: the calls made to time the run."""
         at_most = "at most " if self.upper_bound else ""
         rest = "in the call cache or beyond the budget" if self.over_budget else "in the call cache"
+        made = (
+            f"Nothing was judged; {timed} calls timed the run (the call cache keeps them)."
+            if timed
+            else "Nothing was scored."
+        )
         return (
             f"## bookend {command} --dry-run\n\n"
             f"{self.requests:,} distinct prompts; {at_most}{self.calls:,} model calls (the rest "
             f"are {rest}) and {at_most}{self.prompt_tokens:,} prompt tokens "
-            f"(counted by {self.tokenizer}'s tokenizer). Nothing was scored.\n"
+            f"(counted by {self.tokenizer}'s tokenizer). {made}\n"
         )
 
 
@@ -127,7 +132,7 @@ class DryRun:
     def markdown(self, command: str) -> str:
         """The total's paragraph, then how it splits between answers and scoring, then the
         estimated wall time."""
-        text = self.total.markdown(command)
+        text = self.total.markdown(command, 0 if self.wall_time is None else self.wall_time.timed)
         if self.wall_time is not None:
             text += f"\n{self.wall_time.markdown()}"
         if self.answers is None:

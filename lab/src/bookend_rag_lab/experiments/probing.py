@@ -8,7 +8,7 @@ take their names from this registry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bookend_rag.retrievals import RetrievalRecord
@@ -21,7 +21,7 @@ from bookend_rag_lab.models.scorer import (
     capabilities,
     context_length,
     exact_tokens,
-    generate,
+    generate_all,
 )
 from bookend_rag_lab.progress import progress_bar
 
@@ -87,18 +87,19 @@ def _self_answer(request: ProbeRequest) -> Probes:
     documents = sum(len(r.documents) for r in request.records)
     placeholders = iter(range(documents))
 
-    def placeholder(prompt: Prompt) -> str:
+    def placeholder(prompts: Sequence[Prompt]) -> list[str]:
         assert unanswered is not None
-        unanswered.append(prompt)
-        return " ".join([str(next(placeholders)), *["x"] * (self_answer.ANSWER_TOKENS - 1)])
+        unanswered.extend(prompts)
+        words = ["x"] * (self_answer.ANSWER_TOKENS - 1)
+        return [" ".join([str(next(placeholders)), *words]) for _ in prompts]
 
     enabled = request.progress and unanswered is None
     with progress_bar(documents, "answers", unit="call", enabled=enabled) as bar:
 
-        def generated(prompt: Prompt) -> str:
-            text = generate(scorer, prompt, self_answer.ANSWER_TOKENS)
-            bar.update()
-            return text
+        def generated(prompts: Sequence[Prompt]) -> list[str]:
+            texts = generate_all(scorer, prompts, self_answer.ANSWER_TOKENS)
+            bar.update(len(prompts))
+            return texts
 
         return self_answer.self_answer_items(
             request.records,

@@ -193,7 +193,7 @@ def tune(
         if dry_run:
             bound, plan = _upper_cost(judging, spec, default, run_k)
             cost = loaded.dry_run(model, bound.capped(max_calls, max_tokens), budgeted=True)
-            say(f"timing {TIMED_CALLS} calls of each kind to estimate the wall time")
+            say(f"timing {TIMED_CALLS} scoring calls and a batch of answers for the wall time")
             timed = time_calls(
                 model,
                 plan,
@@ -201,6 +201,7 @@ def tune(
                 loaded.unanswered,
                 ANSWER_TOKENS,
                 loading=clock["loading"],
+                batch=run_k,
             )
             cost = replace(cost, wall_time=timed)
             kept = Decision(DEFAULT, DEFAULT, False, None, None, "dry run: nothing was scored")

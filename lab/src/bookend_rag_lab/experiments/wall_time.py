@@ -2,26 +2,28 @@
 
 A dry run prices a plan in requests and prompt tokens (:mod:`~bookend_rag_lab.experiments.cost`);
 what a user on a CPU waits for is time. :func:`time_calls` makes a few of the plan's model calls
-(:data:`TIMED_CALLS` scoring calls, the same number of the probes' answers; real calls, kept in the
-call cache like any other, so the run does not make them again) and scales them up:
+(:data:`TIMED_CALLS` scoring calls and one batch of the probes' answers, as the run answers a
+retrieval's documents together; real calls, kept in the call cache like any other, so the run
+does not make them again) and scales them up:
 
     seconds ≈ loading + answers · (seconds per answer) + scoring tokens · (seconds per prompt token)
 
 Scoring is priced per prompt token because a call's time grows with its prompt (the prompts of a
-plan differ in length); an answer is priced per call, since it is one document long and its time
-is the generated tokens'. The scoring figure prices the plan's bound, so a race that stops early
-takes less.
+plan differ in length); an answer is priced per answer of a batch, since it is one document long
+and a batch's time is its generation steps'. The scoring figure prices the plan's bound, so a
+race that stops early takes less.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from bookend_rag_lab.experiments.budget import request_tokens
-from bookend_rag_lab.models.scorer import Prompt, Scorer, generate
+from bookend_rag_lab.models.scorer import Prompt, Scorer, generate_all
 
 __all__ = ["TIMED_CALLS", "WallTime", "time_calls"]
 
@@ -86,30 +88,33 @@ def time_calls(
     answer_tokens: int,
     *,
     loading: float,
+    batch: int,
     calls: int = TIMED_CALLS,
 ) -> WallTime:
-    """Time ``calls`` uncached scoring calls of ``plan`` and ``calls`` of the ``answers``
-    (generation prompts, at most ``answer_tokens`` tokens each), then scale to the plan's
-    ``scoring_tokens`` and every answer (module docstring)."""
+    """Time ``calls`` uncached scoring calls of ``plan`` (the median seconds per prompt token, so
+    that a first call's warm-up does not count) and one batch of ``batch`` of the ``answers``
+    (generation prompts, at most ``answer_tokens`` tokens each, answered together as a run
+    answers one retrieval's documents), then scale to the plan's ``scoring_tokens`` and every
+    answer (module docstring)."""
     todo = [(p, c) for p, c in plan.items() if not scorer.is_cached(p, c)][:calls]
-    per_token = None
-    if todo:
-        tokens = sum(request_tokens(scorer, p, c) for p, c in todo)
+    rates = []
+    for prompt, continuations in todo:
+        tokens = request_tokens(scorer, prompt, continuations)
         started = time.perf_counter()
-        for prompt, continuations in todo:
-            scorer.score(prompt, continuations)
-        per_token = (time.perf_counter() - started) / max(tokens, 1)
+        scorer.score(prompt, continuations)
+        rates.append((time.perf_counter() - started) / max(tokens, 1))
+    per_token = statistics.median(rates) if rates else None
+    timed = list(answers[:batch])
     per_answer = None
-    if answers:
+    if timed:
         started = time.perf_counter()
-        for prompt in answers[:calls]:
-            generate(scorer, prompt, answer_tokens)
-        per_answer = (time.perf_counter() - started) / len(answers[:calls])
+        generate_all(scorer, timed, answer_tokens)
+        per_answer = (time.perf_counter() - started) / len(timed)
     return WallTime(
         loading=loading,
         seconds_per_token=per_token,
         seconds_per_answer=per_answer,
         scoring=0.0 if per_token is None else per_token * scoring_tokens,
         answers=0.0 if per_answer is None else per_answer * len(answers),
-        timed=len(todo) + len(answers[:calls]),
+        timed=len(todo) + len(timed),
     )

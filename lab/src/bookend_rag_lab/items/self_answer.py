@@ -142,7 +142,7 @@ def answer_prompts(record: RetrievalRecord, template: PromptTemplate) -> list[Pr
 
 def self_answer_items(
     records: Iterable[RetrievalRecord],
-    answer: Callable[[Prompt], str],
+    answer: Callable[[Sequence[Prompt]], list[str]],
     *,
     seed: int = 0,
     template: PromptTemplate = BOOKEND_PROMPT,
@@ -155,9 +155,10 @@ def self_answer_items(
 
     Args:
         records: the retrievals, in file order (:func:`bookend_rag.retrievals.read_retrievals`).
-        answer: the model's generated text after a prompt (at most :data:`ANSWER_TOKENS` tokens),
-            such as ``lambda p: generate(scorer, p, ANSWER_TOKENS)``; called once per document
-            of a retrieval that passes the other checks, the first document's first.
+        answer: the model's generated text after each of some prompts (at most
+            :data:`ANSWER_TOKENS` tokens each), such as ``lambda ps: generate_all(scorer, ps,
+            ANSWER_TOKENS)``; called for the first document of a retrieval that passes the other
+            checks, then, when it gave an answer, for the others at once.
         seed: recorded in the report (the design draws nothing).
         template: the user's prompt, which both the answers and the items are rendered into.
         token_length: the model's tokenizer, to check ``context`` (``None``: not checked).
@@ -183,13 +184,15 @@ def self_answer_items(
             continue
         scores, target = built
         prompts = answer_prompts(record, template)
-        first = short_answer(answer(prompts[target]))
+        first = short_answer(answer([prompts[target]])[0])
         generated += 1
         said[first] += 1
         if not answer_key(first):
             skipped.setdefault("unanswered", []).append(number)
             continue
-        others = [short_answer(answer(p)) for i, p in enumerate(prompts) if i != target]
+        others = [
+            short_answer(a) for a in answer([p for i, p in enumerate(prompts) if i != target])
+        ]
         generated += len(others)
         said.update(others)
         candidates = _candidates([first, *others], distinct_first_words)

@@ -151,15 +151,24 @@ def prompt_ids(tokenizer: Any, prompt: Prompt) -> list[int]:
     return ids
 
 
-def greedy_answer(lm: Any, tokenizer: Any, prompt: Prompt, max_tokens: int) -> str:
-    """The model's greedy continuation of ``prompt``, at most ``max_tokens`` tokens, decoded
-    without special tokens and cut to its first line (:func:`first_line`): generation stops at
-    the end-of-sequence token or once that line has ended."""
+def greedy_answers(
+    lm: Any, tokenizer: Any, prompts: Sequence[Prompt], max_tokens: int
+) -> list[str]:
+    """The model's greedy continuation of each prompt, at most ``max_tokens`` tokens, decoded
+    without special tokens and cut to its first line (:func:`first_line`), in one batch: the
+    prompts are padded on the left (the attention mask hides the padding), and generation stops
+    once every sequence has reached the end-of-sequence token or ended its line. One prompt is
+    one sequence without padding. A batch of K one-document prompts takes little longer than one,
+    since each step's time is the weights' reading."""
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    ids = torch.tensor([prompt_ids(tokenizer, prompt)])
-    start = ids.shape[1]
+    encoded = [prompt_ids(tokenizer, p) for p in prompts]
+    start = max(len(ids) for ids in encoded)
+    pad = tokenizer.eos_token_id
+    fill = next((t for t in (tokenizer.pad_token_id, pad) if t is not None), 0)  # masked anyway
+    ids = torch.tensor([[fill] * (start - len(e)) + e for e in encoded])
+    mask = torch.tensor([[0] * (start - len(e)) + [1] * len(e) for e in encoded])
 
     def text_of(sequence: Any) -> str:
         decoded: str = tokenizer.decode(sequence[start:], skip_special_tokens=True)
@@ -167,20 +176,19 @@ def greedy_answer(lm: Any, tokenizer: Any, prompt: Prompt, max_tokens: int) -> s
 
     class _LineEnded(StoppingCriteria):
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            text = text_of(input_ids[0])
-            ended = first_line(text) != text
-            return torch.full((input_ids.shape[0],), ended, dtype=torch.bool)
+            ended = [first_line(text_of(row)) != text_of(row) for row in input_ids]
+            return torch.tensor(ended, dtype=torch.bool)
 
     with torch.inference_mode():
         out = lm.generate(
             ids,
-            attention_mask=torch.ones_like(ids),
+            attention_mask=mask,
             max_new_tokens=max_tokens,
             do_sample=False,
-            pad_token_id=tokenizer.eos_token_id,
+            pad_token_id=pad,
             stopping_criteria=StoppingCriteriaList([_LineEnded()]),
         )
-    return first_line(text_of(out[0]))
+    return [first_line(text_of(row)) for row in out]
 
 
 def score_continuations(
@@ -340,11 +348,18 @@ class LocalScorer:
 
     def generate(self, prompt: Prompt, max_tokens: int) -> str:
         """The model's greedy answer after ``prompt``, at most ``max_tokens`` tokens (cached)."""
-        key = generation_key(self.model_id, prompt, max_tokens)
-        found = self.cache.get(key)
-        if found is None:
-            text = greedy_answer(self.model.lm, self.model.tokenizer, prompt, max_tokens)
-            found = Continuations((), (), text)
-            self.calls += 1
-            self.cache.put(key, found)
-        return found.generated or ""
+        return self.generate_batch([prompt], max_tokens)[0]
+
+    def generate_batch(self, prompts: Sequence[Prompt], max_tokens: int) -> list[str]:
+        """:meth:`generate` for each prompt, the uncached ones in one batch
+        (:func:`greedy_answers`); each is one model call."""
+        keys = [generation_key(self.model_id, p, max_tokens) for p in prompts]
+        todo = {k: p for k, p in zip(keys, prompts, strict=True) if self.cache.get(k) is None}
+        if todo:
+            texts = greedy_answers(
+                self.model.lm, self.model.tokenizer, list(todo.values()), max_tokens
+            )
+            for key, text in zip(todo, texts, strict=True):
+                self.calls += 1
+                self.cache.put(key, Continuations((), (), text))
+        return [(self.cache.get(k) or Continuations((), (), "")).generated or "" for k in keys]

@@ -182,6 +182,23 @@ def generate(scorer: object, prompt: Prompt, max_tokens: int) -> str:
     return text
 
 
+def generate_all(scorer: object, prompts: Sequence[Prompt], max_tokens: int) -> list[str]:
+    """:func:`generate` for each prompt, in order: through the scorer's optional
+    ``generate_batch(prompts, max_tokens)`` member where it has one (the in-process model, which
+    answers one batch of one-document prompts in about the time of one), else one by one.
+
+    Raises:
+        ValueError: as :func:`generate`.
+    """
+    batch = getattr(scorer, "generate_batch", None)
+    if not callable(batch):
+        return [generate(scorer, p, max_tokens) for p in prompts]
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got max_tokens={max_tokens!r}")
+    texts: list[str] = batch(list(prompts), max_tokens)
+    return texts
+
+
 def endpoint_settings(scorer: object) -> dict[str, Any] | None:
     """A report's ``endpoint`` entry: how a served model was scored (its ``settings()``), ``None``
     for a scorer that is not served (its :class:`Capabilities`)."""
