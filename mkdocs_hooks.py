@@ -163,7 +163,7 @@ def _read(path: str | Path) -> Any:
 def evidence() -> dict[str, Any]:
     """The numbers the pages may show, by name: ``cell.CELL.ORDER`` (each order against the
     retriever's own in a cell of :data:`CELLS`; ``items.fewest`` and ``items.most``: their
-    numbers of items), ``tune.RUN`` and ``tune-chat.RUN`` (the
+    numbers of items), ``tune.RUN``, ``tune-chat.RUN`` and ``decision-time.RUN`` (the
     ``bookend tune`` reports), ``matrix`` (``bench/default_matrix.json``, its ranking as
     ``matrix.worst.CANDIDATE``), ``tuned_cells`` and ``prompt_cells`` (their JSON),
     ``label_free`` (:func:`label_free`) and ``label_free_codes`` (the code probes' cell). Read
@@ -180,7 +180,7 @@ def evidence() -> dict[str, Any]:
     n = [c["current"]["n"] for c in cells.values()]
     out: dict[str, Any] = {"cell": cells, "items": {"fewest": min(n), "most": max(n)}}
     out["matrix"] = matrix
-    for folder in ("tune", "tune-chat"):
+    for folder in ("tune", "tune-chat", "decision-time"):
         out[folder] = {d.name: _read(d / "report.json") for d in sorted((BENCH / folder).iterdir())}
     for name in ("tuned_cells", "prompt_cells"):
         out[name] = _read(f"{name}.json")

@@ -119,13 +119,13 @@ MODELS = {
     ),
     # Qwen2.5-Coder-0.5B-Instruct in float32: on one thread as fast as llama-server on its GGUF
     # (bench/RESULTS.md, issue 49), and its tunes' precision; its own chat template renders the
-    # chat prompt. About 4x SmolLM2's time per call, so 100 evaluation items in both prompts.
+    # chat prompt. About 4x SmolLM2's time per call, so 60 evaluation items in both prompts.
     "qwen25": Model(
         "qwen2.5-coder-0.5b",
         "bench/prompts/chat-json-records.json",
         "float32",
         "float32",
-        eval_items=100,
+        eval_items=60,
     ),
 }
 

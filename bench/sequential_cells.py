@@ -33,24 +33,33 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from bookend_rag_lab.runfiles import compressed_text, read_json, read_text, stored
+from bookend_rag_lab.runfiles import compressed, compressed_text, read_json, read_text, stored
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOKEND = str(Path(sys.executable).parent / "bookend")
 #: Where the committed tunes with a committed call log live.
 TOPS = ("tune", "tune-chat", "tune-probes/self-answer")
+#: The models of the committed cells, by their theory spec's name.
+MODELS = ("smollm2", "gemma-3")
 #: The named weights by the theory spec a report records.
 WEIGHTS = {"smollm2": "smollm2", "gemma-3": "gemma3-270m", "qwen2.5-coder": "qwen2.5-coder-0.5b"}
 
 
 def committed_cells() -> list[Path]:
-    """The committed tune directories that have both a report and a call log."""
+    """The tune directories of SmolLM2 and Gemma 3 that have both a report and a committed
+    (compressed) call log."""
     found = []
     for top in TOPS:
         for directory in sorted((ROOT / "bench" / top).iterdir()):
-            if stored(directory / "report.json") and stored(directory / "calls.jsonl"):
+            if not (
+                stored(directory / "report.json")
+                and compressed(directory / "calls.jsonl").is_file()
+            ):
+                continue
+            if read_json(directory / "report.json")["settings"]["theory"].startswith(MODELS):
                 found.append(directory)
     return found
 
@@ -88,45 +97,51 @@ def committed_requests(directory: Path) -> int:
     return sum(1 for line in rows if json.loads(line).get("generated") is None)
 
 
-def _eval_values(eval_report: Path) -> dict[str, dict[str, float]]:
-    """Per strategy, per evaluation item id, the gold answer's probability among the candidates."""
-    report = read_json(eval_report)
-    values: dict[str, dict[str, float]] = {}
-    for row in report["items"]:
-        for name, result in row["results"].items():
-            if "candidate_prob" in result:
-                values.setdefault(name, {})[row["id"]] = float(result["candidate_prob"])
-    return values
+def _label_free() -> ModuleType:
+    """``bench/label_free.py`` as a module: its reading of eval reports and its columns."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import label_free
+
+    return label_free
 
 
-def judged_difference(eval_report: Path, new: str, old: str) -> dict[str, Any] | None:
-    """The new decision minus the committed one on the evaluation items (paired bootstrap, MDE),
-    when the eval report holds both as columns; ``None`` otherwise."""
-    from bookend_rag_lab.report.evidence import TUNE_TO_CANDIDATE
-    from bookend_rag_lab.stats import paired_difference
-
-    values = _eval_values(eval_report)
-    a, b = TUNE_TO_CANDIDATE.get(new, new), TUNE_TO_CANDIDATE.get(old, old)
-    if a not in values or b not in values:
-        return None
-    ids = sorted(set(values[a]) & set(values[b]))
-    d = paired_difference([values[a][i] for i in ids], [values[b][i] for i in ids])
-    return {"columns": [a, b], **d.to_json()}
+def _columns(decision: str, committed: str, labelled: bool, chat: bool) -> list[str]:
+    """The eval columns that may hold a decision: a fixed order's own column; the committed
+    decision also as the config a judging run scored it under."""
+    lf = _label_free()
+    found = [lf.TUNE_TO_CANDIDATE.get(decision, decision)] if decision in lf.FIXED_BY_RULE else []
+    if decision == committed:
+        found += [lf.LABELLED_CHAT_COLUMN] if labelled and chat else []
+        found += ["bookend-labelled" if labelled else "bookend-label-free"]
+    return found
 
 
-def eval_report_of(directory: Path, report: Mapping[str, Any]) -> Path | None:
-    """The evaluation report that judges the cell's decisions (as ``bench/label_free.py`` finds
-    it), when it is committed."""
+def judged_difference(
+    directory: Path, report: Mapping[str, Any], new: str, old: str
+) -> dict[str, Any] | None:
+    """The new decision minus the committed one on the cell's evaluation items (paired bootstrap,
+    MDE), from the first committed eval report that scores both (the suite's own ``bookend
+    eval``, else the one ``bench/label_free.py`` ran for the cell); ``None`` when none does."""
+    lf = _label_free()
     settings = report["settings"]
     chat = settings["template"]["name"] != "bookend"
+    labelled = settings["items"] != "probes"
     model = "gemma3" if settings["theory"].startswith("gemma") else "smollm2"
-    suite = directory.name.split("-")[0] if settings["items"] == "probes" else settings["suite"]
-    if chat:
-        path = ROOT / "bench" / "eval-chat" / f"{suite}-{model}-k10" / "report.json"
-    else:
-        name = f"{model}-k10" if suite == "hard" else f"{suite}-{model}-k10"
-        path = ROOT / "bench" / "eval" / name / "report.json"
-    return path if stored(path) else None
+    suite = directory.name.split("-")[0]
+    cell = lf.Cell(suite, "chat" if chat else "bookend", model)
+    for where in (cell.eval_report, cell.dir / "eval" / "report.json"):
+        if not stored(where):
+            continue
+        values = lf._values(read_json(where))
+        a = next((c for c in _columns(new, old, labelled, chat) if c in values), None)
+        b = next((c for c in _columns(old, old, labelled, chat) if c in values), None)
+        if a is not None and b is not None:
+            return {
+                "columns": [a, b],
+                "report": str(where.relative_to(ROOT)),
+                **lf._paired(values, a, b),
+            }
+    return None
 
 
 def run_cell(directory: Path, *, run: bool) -> dict[str, Any] | None:
@@ -158,8 +173,7 @@ def run_cell(directory: Path, *, run: bool) -> dict[str, Any] | None:
     chosen_old, chosen_new = old["decision"]["chosen"], new["decision"]["chosen"]
     judged = None
     if chosen_old != chosen_new:
-        where = eval_report_of(directory, old)
-        judged = None if where is None else judged_difference(where, chosen_new, chosen_old)
+        judged = judged_difference(directory, old, chosen_new, chosen_old)
     return {
         "cell": str(directory.relative_to(ROOT)),
         "before": {

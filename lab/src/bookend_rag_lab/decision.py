@@ -17,8 +17,9 @@ the ``m`` candidates it was chosen among, eliminated ones included (level
 effect that comparison could have detected.
 
 **Anytime-valid intervals.** ``tune`` looks at its items after every batch and stops as soon as
-the decision is settled (:func:`settled`), so its intervals must hold at every look, not at one
-fixed ``n``: a race passes ``planned`` (the items it may judge) and the interval is then the
+the decision is settled (:func:`settled`), so the intervals it reads at those looks must hold at
+every look, not at one fixed ``n``: a race passes ``planned`` (the items it may judge) and the
+interval is then the
 asymptotic confidence sequence of Waudby-Smith, Arnold, Wu and Ramdas (2024, "Time-uniform
 central limit theory and asymptotic confidence sequences", Ann. Statist.; two-sided), which
 covers the mean at every ``n`` at once with probability ``level`` (asymptotically):
@@ -26,9 +27,14 @@ covers the mean at every ``n`` at once with probability ``level`` (asymptoticall
     mean(d) ± sd(d) · sqrt( 2 (n ρ² + 1) / (n² ρ²) · log( sqrt(n ρ² + 1) / α ) ),
     α = 1 - level,   ρ² = (-2 log α + log(-2 log α + 1)) / planned
 
-(``ρ`` makes it tightest at ``n = planned``). So a guard read after any number of looks keeps its
-Bonferroni-corrected error rate; it is wider than the fixed-``n`` interval below by a third (at a
-Bonferroni level) to a half (at 95%) at ``n = planned``, the price of stopping early.
+(``ρ`` makes it tightest at ``n = planned``). It is wider than the fixed-``n`` interval below by a
+third (at a Bonferroni level) to a half (at 95%) at ``n = planned``, so a race that judges all its
+items should not pay for looks it did not act on. The error rate is therefore split, as in a
+Haybittle-Peto design (:func:`split_level`): the looks before the last spend
+:data:`INTERIM_SHARE` of it, through the anytime-valid interval (a race that stops early decides
+with it), and the last look, after every item, the rest through the fixed-``n`` interval. A
+switch is wrong with probability at most their sum, the level the fixed design had; the last
+look's interval is barely wider than the fixed design's (``t`` at 90% of the error rate).
 
 Without ``planned`` intervals are Student-t intervals of the mean paired difference
 (``scipy.stats.ttest_rel``), valid at one fixed ``n``:
@@ -61,10 +67,13 @@ __all__ = [
     "decide",
     "hold_to_current",
     "settled",
+    "split_level",
 ]
 
 #: Power at which the minimum detectable effect is stated.
 POWER = 0.8
+#: The share of a guard's error rate spent at the looks before the last (module docstring).
+INTERIM_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -329,7 +338,8 @@ def settled(
 
     - **no rival**: no candidate scores differently from the default;
     - **a winner**: the best rival is measurably better than the default and than every other
-      rival (further items would not change the choice, except with the guard's error rate);
+      rival at the looks' share of the error rate (:func:`split_level`), so that the guard then
+      switches to it;
     - **no rival can win by what a full run would detect**: every rival's upper bound against the
       default is below ``δ``, the effect the fixed-``n`` design over the ``planned`` items detects
       with 80% power at the same level (``(z + z_0.8) · sd(d) / sqrt(planned)``, the largest over
@@ -352,7 +362,7 @@ def settled(
     }
     if not rivals:
         return "no candidate scores differently from the default"
-    level = 1.0 - (1.0 - confidence) / comparisons
+    level = 1.0 - (1.0 - split_level(confidence, early=True)) / comparisons
     best = max(rivals, key=lambda c: float(rivals[c].mean()))
     guard = compare(rivals[best], base, level=level, planned=planned)
     ahead = all(
@@ -362,6 +372,8 @@ def settled(
     )
     if guard.ci_low > 0.0 and ahead:
         return f"{best} is measurably better than the default and every other rival"
+    # Stopping for futility spends no error rate of a switch: it is read at the guard's level.
+    level = 1.0 - (1.0 - confidence) / comparisons
     z = float(stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + stats.norm.ppf(POWER))
     versus = [compare(v, base, level=level, planned=planned) for v in rivals.values()]
     delta = max(z * float(np.std(v - base, ddof=1)) / math.sqrt(planned) for v in rivals.values())
@@ -370,3 +382,17 @@ def settled(
             f"no rival can beat the default by {delta:.3g}, the effect {planned} items would detect"
         )
     return None
+
+
+def split_level(confidence: float, *, early: bool) -> float:
+    """The confidence a look reads, its error rate split as in the module docstring: at the looks
+    before the last (``early``), ``1 - INTERIM_SHARE · (1 - confidence)``; at the last, the
+    rest, ``1 - (1 - INTERIM_SHARE) · (1 - confidence)``.
+
+    Raises:
+        ValueError: when ``confidence`` is not in (0, 1).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got confidence={confidence!r}")
+    share = INTERIM_SHARE if early else 1.0 - INTERIM_SHARE
+    return 1.0 - share * (1.0 - confidence)

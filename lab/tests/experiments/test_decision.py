@@ -9,11 +9,13 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from bookend_rag_lab.decision import (
+    INTERIM_SHARE,
     Race,
     compare,
     confidence_sequence_radius,
     decide,
     settled,
+    split_level,
 )
 
 
@@ -228,3 +230,13 @@ def test_a_guard_read_early_is_anytime_valid() -> None:
     assert early.guard.anytime == 60
     assert fixed.guard.anytime is None
     assert early.guard.ci_high - early.guard.ci_low > fixed.guard.ci_high - fixed.guard.ci_low
+
+
+def test_the_error_rate_is_split_between_the_looks_and_the_last_one() -> None:
+    assert split_level(0.95, early=True) == pytest.approx(1 - INTERIM_SHARE * 0.05)
+    assert split_level(0.95, early=False) == pytest.approx(1 - (1 - INTERIM_SHARE) * 0.05)
+    # Together they spend what the fixed design spent.
+    spent = (1 - split_level(0.95, early=True)) + (1 - split_level(0.95, early=False))
+    assert spent == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="confidence must lie in"):
+        split_level(1.0, early=True)

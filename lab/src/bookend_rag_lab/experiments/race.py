@@ -22,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bookend_rag_lab.decision import Decision, Race, decide, hold_to_current, settled
+from bookend_rag_lab.decision import (
+    Decision,
+    Race,
+    decide,
+    hold_to_current,
+    settled,
+    split_level,
+)
 from bookend_rag_lab.experiments.budget import Budget, Cost
 from bookend_rag_lab.experiments.candidates import DEFAULT, Candidates
 from bookend_rag_lab.experiments.judging import Judging
@@ -80,25 +87,28 @@ class RaceRun:
         """The guard (:func:`~bookend_rag_lab.decision.decide`) among the candidates still alive,
         corrected for every candidate the race started with; then, with the user's ``current``
         order, a kept default measurably behind it gives way to it
-        (:func:`~bookend_rag_lab.decision.hold_to_current`). Both read the race's anytime-valid
-        intervals, valid however early it stopped."""
+        (:func:`~bookend_rag_lab.decision.hold_to_current`). The error rate ``1 - confidence``
+        is split (:func:`~bookend_rag_lab.decision.split_level`): a race that stopped early reads
+        the anytime-valid intervals at the looks' share of it, one that judged its items to the
+        end (or to its budget) the fixed-n intervals at the rest."""
         n = len(self.judged)
         if n < 2:
             reason = f"keep the default ({DEFAULT}): only {n} items judged within the budget"
             return Decision(DEFAULT, DEFAULT, False, None, None, reason)
+        early = self.stopped == "settled"
+        level = split_level(confidence, early=early)
+        planned = self.race.planned if early else None
         alive = self.race.alive
         decision = decide(
             {c: self.scores[c] for c in alive},
             DEFAULT,
-            confidence=confidence,
+            confidence=level,
             comparisons=len(self.candidates) - 1,
-            planned=self.race.planned,
+            planned=planned,
         )
         if current is None:
             return decision
-        return hold_to_current(
-            decision, self.scores, current, confidence=confidence, planned=self.race.planned
-        )
+        return hold_to_current(decision, self.scores, current, confidence=level, planned=planned)
 
 
 def _plan(
