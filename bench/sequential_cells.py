@@ -3,9 +3,10 @@
 Each committed ``bookend tune`` cell under ``bench/`` whose call log is committed
 (``calls.jsonl.xz``: the labelled tunes in the chat prompt, the SQuAD tunes and every label-free
 tune) is run again by
-today's ``bookend tune``, which measures the slots on three blocks per fold and stops as soon as
-its anytime-valid intervals settle the decision (``bookend_rag_lab.decision.settled``), with the
-same items, model, precision and prompt as the report records. The run reads the cell's committed
+today's ``bookend tune`` with its defaults: it races the fixed candidates (no slot measurement
+unless ``--measure-blocks``) and stops as soon as the decision is settled
+(``bookend_rag_lab.decision.settled``), with the same items, model, precision and prompt as the
+report records. The run reads the cell's committed
 call log and appends the calls it had not made before to the plain log beside it (``make
 compress-evidence`` folds them in), so only those run the model; its report still counts every
 scoring request it asked, cached or not (``timing.requests``, ``timing.request_tokens``): what the

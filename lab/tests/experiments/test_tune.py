@@ -43,7 +43,7 @@ from bookend_rag_lab.experiments.measured_slots import (
 from bookend_rag_lab.experiments.race import FIRST_LOOK
 from bookend_rag_lab.experiments.runspec import RunSpec
 from bookend_rag_lab.experiments.trials import Ranked
-from bookend_rag_lab.experiments.tune import tune
+from bookend_rag_lab.experiments.tune import MEASURE_BLOCKS, tune
 from bookend_rag_lab.fitting.outcomes import SlotOutcome, slot_outcome
 from bookend_rag_lab.frameworks import haystack_order, langchain_order, llama_index_order
 from bookend_rag_lab.items.item import Item, items_sha256, load_jsonl
@@ -153,7 +153,13 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     items_file = _write_items(work / "items.jsonl", 12, 4)
     out = work / "out"
     model_hash = _directory_sha256(saved_model)
-    result = tune(RunSpec(items_file), ScorerSpec(weights=saved_model), out_dir=out, progress=False)
+    result = tune(
+        RunSpec(items_file),
+        ScorerSpec(weights=saved_model),
+        measure_blocks=MEASURE_BLOCKS,
+        out_dir=out,
+        progress=False,
+    )
     report = result.report
     assert {p.name for p in result.files} == {"tuned.json", "report.json", "report.md", "tune.png"}
     assert (out / "tune.png").read_bytes()[:4] == b"\x89PNG"
@@ -173,13 +179,13 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     else:
         assert (report["stopped"], judged, report["settled"]) == ("items", 12, None)
     # Every candidate was judged on every item before the first look (no elimination before),
-    # the cross-fitted slot table among them; the random draws too (the first 20 items).
+    # the cross-fitted slot table among them; the random shuffle too (the first 20 items).
     assert set(report["candidates"]) == {
         "default", "relevance", "reversed", "view", "alternate", "langchain", "measured-slots",
         "fitted",
     }  # fmt: skip
     for row in report["items"][:FIRST_LOOK]:
-        assert set(report["candidates"]) | {"random", "random#0", "random#1"} == set(row["results"])
+        assert set(report["candidates"]) | {"random", "random#0"} == set(row["results"])
     assert set(report["timing"]["step_seconds"]) == {"loading", "items", "measure", "race"}
     measured = report["measurement"]
     assert measured["scored_pairs"] == measured["planned_pairs"] == 12 * 2  # 2 of 4 slots each
@@ -322,7 +328,13 @@ class _Planted:
 
 def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(RunSpec(items_file), _Planted(3.0), theory=THEORY, progress=False)
+    result = tune(
+        RunSpec(items_file),
+        _Planted(3.0),
+        theory=THEORY,
+        measure_blocks=MEASURE_BLOCKS,
+        progress=False,
+    )
     report = result.report
     # Gold last wins: the default (most relevant first) is measurably behind.
     assert result.decision.switched
@@ -345,7 +357,14 @@ def test_tune_compares_every_candidate_with_the_users_framework_order(tmp_path: 
     # to it is tested on planted scores in test_selection.py).
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
     run = RunSpec(items_file)
-    result = tune(run, _Planted(-3.0), theory=THEORY, current="haystack", progress=False)
+    result = tune(
+        run,
+        _Planted(-3.0),
+        theory=THEORY,
+        current="haystack",
+        measure_blocks=MEASURE_BLOCKS,
+        progress=False,
+    )
     report = result.report
     assert report["chosen"]["current"] == "alternate"
     assert report["candidates"]["alternate"]["eliminated_at"] is None
@@ -354,9 +373,32 @@ def test_tune_compares_every_candidate_with_the_users_framework_order(tmp_path: 
         tune(run, _Planted(0.0), theory=THEORY, current="mine", progress=False)
 
 
+def test_without_measure_blocks_no_slot_is_measured_and_no_measured_candidate_races(
+    tmp_path: Path,
+) -> None:
+    items_file = _write_items(tmp_path / "items.jsonl", 20, 6, gold_first=True)
+    result = tune(RunSpec(items_file), _Planted(3.0), theory=THEORY, progress=False)
+    report = result.report
+    assert "measured-slots" not in report["candidates"]
+    assert "fitted" not in report["candidates"]
+    assert (report["measurement"]["planned_pairs"], report["timing"]["measure_calls"]) == (0, 0)
+    assert "`measured-slots` was left out" in result.markdown
+    assert report["decision"]["guard"]["level"] == pytest.approx(
+        1 - (INTERIM_SHARE if report["stopped"] == "settled" else 1 - INTERIM_SHARE) * 0.05 / 5
+    )  # five rivals of the default
+    with pytest.raises(ValueError, match="measure_blocks must be an integer >= 0, got "):
+        tune(RunSpec(items_file), _Planted(3.0), theory=THEORY, measure_blocks=-1)
+
+
 def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(RunSpec(items_file), _Planted(0.0), theory=THEORY, progress=False)
+    result = tune(
+        RunSpec(items_file),
+        _Planted(0.0),
+        theory=THEORY,
+        measure_blocks=MEASURE_BLOCKS,
+        progress=False,
+    )
     assert not result.decision.switched
     assert result.config == bookend_rag.PlacementConfig(model=THEORY)
     assert "keep the default" in result.decision.reason
@@ -665,7 +707,9 @@ def test_cli_errors_are_one_line_with_exit_2(
 def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
     planted = _Planted(1.0)
-    result = tune(RunSpec(items_file), planted, theory=THEORY, progress=False)
+    result = tune(
+        RunSpec(items_file), planted, theory=THEORY, measure_blocks=MEASURE_BLOCKS, progress=False
+    )
     assert result.report["provenance"]["model_sha256"] is None
     assert result.report["provenance"]["model"] == "planted-1.0"
     assert result.calls == planted.calls > 0

@@ -5,9 +5,9 @@ A short pipeline of named steps:
 1. **Items** are loaded and ranked by their retrievers (the rank step of
    :mod:`~bookend_rag_lab.experiments.trials`), then split into folds by the hash of their ids
    (:mod:`~bookend_rag_lab.experiments.folds`).
-2. **Measure** a slot table on a few items, cross-fitted (one per fold, measured on the other
-   folds), :data:`MEASURE_BLOCKS` blocks of K prompts per fold within half of the budget
-   (:mod:`~bookend_rag_lab.experiments.measured_slots`).
+2. **Measure**, when asked (``measure_blocks``), a slot table on a few items, cross-fitted (one
+   per fold, measured on the other folds), that many blocks of K prompts per fold within half of
+   the budget (:mod:`~bookend_rag_lab.experiments.measured_slots`).
 3. **Candidates**, each a :class:`~bookend_rag.PlacementConfig`
    (:mod:`~bookend_rag_lab.experiments.candidates`): the default, relevance order, its reverse, the
    bookend view of the theory, Haystack's and LangChain's patterns, the measured slot table and
@@ -79,9 +79,11 @@ __all__ = ["MEASURE_BLOCKS", "MEASURE_SHARE", "TuneResult", "tune"]
 #: The share of the budget (calls and minutes) the slot measurement may take; the race has the
 #: rest.
 MEASURE_SHARE = 0.5
-#: Blocks of the slot measurement per fold (K prompts each, every slot once): its table and fit
-#: only propose two candidates, which the race judges like the others, so a few items suffice;
-#: the full design (every item in half of the slots) cost 40% of a run's calls.
+#: The blocks of the slot measurement per fold (K prompts each, every slot once) that
+#: ``--measure-blocks`` suggests: its table and fit only propose two candidates, which the race
+#: judges like the others, so a few items suffice. Off by default: over the 20 committed cells of
+#: two families and the third family's two, neither measured candidate was ever chosen, and they
+#: cost a third of a run's calls (bench/RESULTS.md, issue 49).
 MEASURE_BLOCKS = 3
 
 
@@ -112,6 +114,7 @@ def tune(
     *,
     theory: bookend_rag.ModelLike | None = None,
     folds: int = 2,
+    measure_blocks: int = 0,
     max_calls: int | None = None,
     max_tokens: int | None = None,
     minutes: float | None = None,
@@ -135,6 +138,10 @@ def tune(
             ``out_dir/calls.jsonl``), so a second run resumes.
         theory: the model of the theory candidates; default: the local model's own spec.
         folds: cross-fitting folds (>= 2).
+        measure_blocks: blocks of K prompts per fold that measure a slot table on the items,
+            which adds two cross-fitted candidates, ``measured-slots`` and ``fitted``
+            (:data:`MEASURE_BLOCKS` is a sensible number); 0 (default): no measurement, no such
+            candidate.
         max_calls, max_tokens, minutes: the budget (model calls, their prompt tokens, wall
             minutes; ``None``: no limit). Half of it may go to the slot measurement, and the
             race stops when the rest runs out. The report gives the calls and tokens spent.
@@ -162,6 +169,7 @@ def tune(
     say = log or (lambda _message: None)
     _check(
         folds=folds,
+        measure_blocks=measure_blocks,
         max_calls=max_calls,
         max_tokens=max_tokens,
         minutes=minutes,
@@ -191,7 +199,7 @@ def tune(
         judging = Judging(model, loaded.items, ranked, folded, metrics, budget, run.seed, progress)
         run_k = _common_k(loaded.items)
         if dry_run:
-            bound, plan = _upper_cost(judging, spec, default, run_k)
+            bound, plan = _upper_cost(judging, spec, default, run_k, measure_blocks)
             cost = loaded.dry_run(model, bound.capped(max_calls, max_tokens), budgeted=True)
             say(f"timing {TIMED_CALLS} scoring calls and a batch of answers for the wall time")
             timed = time_calls(
@@ -209,13 +217,14 @@ def tune(
             found = {"dry_run": cost.to_json(), "source": loaded.settings["source"]}
             text = f"{cost.markdown('tune')}\n{source_sentence(loaded.settings)}\n"
             return TuneResult(config, kept, found, text)
-        say(
-            f"measuring the slots of K={run_k}: {MEASURE_BLOCKS} blocks of {run_k} prompts in "
-            f"each of {folds} folds"
-        )
+        if measure_blocks:
+            say(
+                f"measuring the slots of K={run_k}: {measure_blocks} blocks of {run_k} prompts "
+                f"in each of {folds} folds"
+            )
         mark = time.perf_counter()
         measurement = measure_slots(
-            judging, k=run_k, share=MEASURE_SHARE, blocks=MEASURE_BLOCKS * folds
+            judging, k=run_k, share=MEASURE_SHARE, blocks=measure_blocks * folds
         )
         clock["measure"] = time.perf_counter() - mark
         candidates = Candidates.build(spec, run_k, measurement, default)
@@ -236,6 +245,7 @@ def tune(
             default=str(default),
             k_candidates=run_k,
             folds=folds,
+            measure_blocks=measure_blocks,
             batch=batch,
             max_calls=max_calls,
             max_tokens=max_tokens,
@@ -257,7 +267,11 @@ def tune(
 
 
 def _upper_cost(
-    judging: Judging, spec: bookend_rag.ModelLike, default: bookend_rag.ModelLike, k: int
+    judging: Judging,
+    spec: bookend_rag.ModelLike,
+    default: bookend_rag.ModelLike,
+    k: int,
+    measure_blocks: int,
 ) -> tuple[Estimate, dict[Prompt, Sequence[str]]]:
     """A bound on what tune spends: the slot measurement's prompts, every fixed candidate on every
     item and the random draws on the first :data:`~bookend_rag_lab.experiments.race.RANDOM_ITEMS`
@@ -267,7 +281,7 @@ def _upper_cost(
     measured = slot_blocks(items, judging.rankings, judging.folds, k)
     plan: dict[Prompt, Sequence[str]] = {
         t.prompt: items[t.item].continuations
-        for block in measured[: MEASURE_BLOCKS * judging.folds.count]
+        for block in measured[: measure_blocks * judging.folds.count]
         for _, t in block
     }
     strategies = {n: bookend_strategy(c) for n, c in fixed_candidates(spec, k, default).items()}
@@ -293,7 +307,7 @@ def _upper_cost(
     for t in trials:
         per_item[t.item] = max(per_item.get(t.item, 0), tokens[t.prompt])
     costliest = per_item.values()
-    extra = len(CROSS_FITTED)
+    extra = len(CROSS_FITTED) if measure_blocks else 0
     bound = Estimate(
         found.requests + extra * len(items),
         found.calls + extra * len(items),
@@ -307,6 +321,7 @@ def _upper_cost(
 def _check(
     *,
     folds: int,
+    measure_blocks: int,
     max_calls: int | None,
     max_tokens: int | None,
     minutes: float | None,
@@ -316,6 +331,14 @@ def _check(
     """Refuse bad run arguments in one line, before any item or model is loaded."""
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ValueError(f"folds must be an integer >= 2, got folds={folds!r}")
+    if (
+        isinstance(measure_blocks, bool)
+        or not isinstance(measure_blocks, int)
+        or measure_blocks < 0
+    ):
+        raise ValueError(
+            f"measure_blocks must be an integer >= 0, got measure_blocks={measure_blocks!r}"
+        )
     for name, limit in (("max_calls", max_calls), ("max_tokens", max_tokens)):
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
