@@ -6,11 +6,13 @@ tune) is run again by
 today's ``bookend tune`` with its defaults: it races the fixed candidates (no slot measurement
 unless ``--measure-blocks``) and stops as soon as the decision is settled
 (``bookend_rag_lab.decision.settled``), with the same items, model, precision and prompt as the
-report records. The run reads the cell's committed
-call log and appends the calls it had not made before to the plain log beside it (``make
-compress-evidence`` folds them in), so only those run the model; its report still counts every
+report records. The run reads a copy of the cell's committed call log, so only the calls the
+committed run had not made run the model; its report still counts every
 scoring request it asked, cached or not (``timing.requests``, ``timing.request_tokens``): what the
-decision costs on a cold cache. Its report goes to ``bench/tune-seq/CELL/``.
+decision costs on a cold cache. Its report goes to ``bench/tune-seq/CELL/``. The calls it made
+are not kept (the committed log stays what the committed run made, which the table counts), so a
+run from scratch makes them again; with the reports in place the script reads them and runs no
+model.
 
 Per cell, today's cost against the committed run's: scoring requests (the scoring calls of the
 committed call log) and prompt tokens (the committed report's, when that run made every call
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,8 +72,9 @@ def cell_name(directory: Path) -> str:
     return str(directory.relative_to(ROOT / "bench")).replace("/", "--")
 
 
-def command(directory: Path, report: Mapping[str, Any], out: Path) -> list[str]:
-    """``bookend tune`` on the cell's items, model, precision and prompt, reading its call log."""
+def command(directory: Path, report: Mapping[str, Any], out: Path, cache: Path) -> list[str]:
+    """``bookend tune`` on the cell's items, model, precision and prompt, with the call log
+    ``cache``."""
     settings = report["settings"]
     weights = next(w for key, w in WEIGHTS.items() if settings["theory"].startswith(key))
     args = [BOOKEND, "tune", "--weights", weights, "--dtype", settings["dtype"], "--threads", "1"]
@@ -86,8 +90,7 @@ def command(directory: Path, report: Mapping[str, Any], out: Path) -> list[str]:
     else:
         args += ["--suite", settings["suite"], "--docs", str(settings["k"])]
         args += ["--items", str(settings["n_items"]), "--split", settings["split"]]
-    cache = directory / "calls.jsonl"
-    return [*args, "--cache", str(cache.relative_to(ROOT)), "--no-progress", "--out", str(out)]
+    return [*args, "--cache", str(cache), "--no-progress", "--out", str(out)]
 
 
 def committed_requests(directory: Path) -> int:
@@ -152,10 +155,12 @@ def run_cell(directory: Path, *, run: bool) -> dict[str, Any] | None:
     if not stored(out / "report.json"):
         if not run:
             return None
-        args = command(directory, old, out)
-        print("+", " ".join(args), file=sys.stderr, flush=True)
         log = Path(tempfile.gettempdir()) / f"bookend-seq-{cell_name(directory)}.log"
-        with log.open("a", encoding="utf-8") as err:
+        with tempfile.TemporaryDirectory() as scratch, log.open("a", encoding="utf-8") as err:
+            cache = Path(scratch) / "calls.jsonl"
+            shutil.copyfile(compressed(directory / "calls.jsonl"), compressed(cache))
+            args = command(directory, old, out, cache)
+            print("+", " ".join(args), file=sys.stderr, flush=True)
             done = subprocess.run(
                 args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, check=False
             )

@@ -44,6 +44,7 @@ def test_the_runs_are_kept_compressed_and_without_their_figures() -> None:
         ("suites", "default_matrix.py", "default_matrix.json"),
         ("tune", "tuned_cells.py", "tuned_cells.json"),
         ("prompts", "prompt_cells.py", "prompt_cells.json"),
+        ("sequential", "sequential_cells.py", "sequential_cells.json"),
     ],
 )
 def test_the_makefiles_scripts_reproduce_their_json_from_the_compressed_reports(

@@ -179,7 +179,7 @@ def test_user_jsonl_end_to_end_on_a_tiny_model(
     else:
         assert (report["stopped"], judged, report["settled"]) == ("items", 12, None)
     # Every candidate was judged on every item before the first look (no elimination before),
-    # the cross-fitted slot table among them; the random shuffle too (the first 20 items).
+    # the cross-fitted slot table among them; the random shuffle too (the first 10 items).
     assert set(report["candidates"]) == {
         "default", "relevance", "reversed", "view", "alternate", "langchain", "measured-slots",
         "fitted",

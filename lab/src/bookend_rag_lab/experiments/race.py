@@ -48,12 +48,11 @@ from bookend_rag_lab.reorderers import RANDOM, Reorderer, bookend_strategy
 
 __all__ = ["FIRST_LOOK", "RANDOM_DRAWS", "RANDOM_ITEMS", "RaceRun", "run_race"]
 
-#: Random shuffles per judged item (averaged): the baseline every choice is reported against.
-#: One shuffle on each of 20 items pins the baseline's mean better than two on 10.
+#: Random shuffles per judged item: the floor every choice is reported against.
 RANDOM_DRAWS = 1
-#: The judged items the random baseline is scored on (the first ones): enough for its interval
-#: in the report, which no decision reads, and no more calls than that.
-RANDOM_ITEMS = 20
+#: The judged items the random baseline is scored on (the first ones, the race's first look):
+#: a floor for the report, which no decision reads; ``bookend eval`` measures it on every item.
+RANDOM_ITEMS = 10
 #: Items judged before the first elimination or stop: the anytime-valid intervals are asymptotic,
 #: so their paired spread is read on at least this many items.
 FIRST_LOOK = 10
