@@ -374,9 +374,9 @@ def settled(
         return f"{best} is measurably better than the default and every other rival"
     # Stopping for futility spends no error rate of a switch: it is read at the guard's level.
     level = 1.0 - (1.0 - confidence) / comparisons
-    z = float(stats.norm.ppf(1.0 - (1.0 - level) / 2.0) + stats.norm.ppf(POWER))
     versus = [compare(v, base, level=level, planned=planned) for v in rivals.values()]
-    delta = max(z * float(np.std(v - base, ddof=1)) / math.sqrt(planned) for v in rivals.values())
+    # Each comparison's MDE at its n, rescaled to the planned n.
+    delta = max(c.mde * math.sqrt(c.n / planned) for c in versus)
     if all(c.ci_high < delta for c in versus):
         return (
             f"no rival can beat the default by {delta:.3g}, the effect {planned} items would detect"

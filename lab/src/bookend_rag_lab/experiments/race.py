@@ -46,7 +46,7 @@ from bookend_rag_lab.models.scorer import Prompt
 from bookend_rag_lab.progress import progress_bar
 from bookend_rag_lab.reorderers import RANDOM, Reorderer, bookend_strategy
 
-__all__ = ["FIRST_LOOK", "RANDOM_DRAWS", "RANDOM_ITEMS", "RaceRun", "run_race"]
+__all__ = ["FIRST_LOOK", "RANDOM_DRAWS", "RANDOM_ITEMS", "RaceRun", "random_draws", "run_race"]
 
 #: Random shuffles per judged item: the floor every choice is reported against.
 RANDOM_DRAWS = 1
@@ -56,6 +56,12 @@ RANDOM_ITEMS = 10
 #: Items judged before the first elimination or stop: the anytime-valid intervals are asymptotic,
 #: so their paired spread is read on at least this many items.
 FIRST_LOOK = 10
+
+
+def random_draws(position: int) -> int:
+    """The random shuffles of the item judged at ``position`` (0 first): :data:`RANDOM_DRAWS`
+    on the first :data:`RANDOM_ITEMS`, none after."""
+    return RANDOM_DRAWS if position < RANDOM_ITEMS else 0
 
 
 @dataclass
@@ -177,7 +183,7 @@ def run_race(
                     judging,
                     i,
                     {name: per_fold[folds.of[i]][name] for name in alive},
-                    RANDOM_DRAWS if start + offset < RANDOM_ITEMS else 0,
+                    random_draws(start + offset),
                 )
                 for offset, i in enumerate(folds.order[start : start + batch])
             }
@@ -185,8 +191,7 @@ def run_race(
             trials = [t for i in kept for t in planned_trials[i]]
             scored = score_trials(judging.scorer, items, trials, desc="tune", progress=False)
             record(results, items, trials, scored)
-            drawn = [results[i] for i in kept if any(n.startswith(RANDOM) for n in results[i])]
-            average_random(drawn, judging.metrics)
+            average_random([results[i] for i in kept], judging.metrics)
             for i in kept:
                 for name in [*alive, RANDOM]:
                     if name in results[i]:

@@ -308,7 +308,9 @@ def run_trials(
 
 
 def average_random(results: Results, metrics: Sequence[str]) -> None:
-    """Add the ``random`` strategy to every item: each metric averaged over its draws."""
+    """Add the ``random`` strategy to every item that has random draws: each metric averaged
+    over its draws."""
     for per_strategy in results:
         shuffled = [v for s, v in per_strategy.items() if s.startswith(f"{RANDOM}#")]
-        per_strategy[RANDOM] = {m: float(np.mean([d[m] for d in shuffled])) for m in metrics}
+        if shuffled:
+            per_strategy[RANDOM] = {m: float(np.mean([d[m] for d in shuffled])) for m in metrics}

@@ -51,7 +51,7 @@ from bookend_rag_lab.experiments.cost import Estimate, estimate
 from bookend_rag_lab.experiments.folds import Folds
 from bookend_rag_lab.experiments.judging import Judging
 from bookend_rag_lab.experiments.measured_slots import SlotMeasurement, measure_slots, slot_blocks
-from bookend_rag_lab.experiments.race import RANDOM_DRAWS, RANDOM_ITEMS, RaceRun, run_race
+from bookend_rag_lab.experiments.race import RANDOM_DRAWS, RaceRun, random_draws, run_race
 from bookend_rag_lab.experiments.runspec import RunSpec
 from bookend_rag_lab.experiments.setup import (
     default_model,
@@ -293,7 +293,7 @@ def _upper_cost(
             [judging.rankings[index]],
             strategies,
             judging.scorer.token_length,
-            random_draws=RANDOM_DRAWS if position < RANDOM_ITEMS else 0,
+            random_draws=random_draws(position),
             seed=judging.seed,
         )
     ]
