@@ -238,6 +238,8 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 ## (hours per cell on 2 cores), then the worst-case matrix over every measured cell.
 SUITE_RUN = $(EVAL_RUN) --no-oracle
 MATRIX_CELLS = $(foreach r,smollm2-k10 smollm2-k9 smollm2-k20 smollm2-transfer-k10 gemma3-k10 gemma3-k9 gemma3-k20 gemma3-transfer-k10,hard-$(r)=bench/eval/$(r)/report.json)
+# The third family's cells are the runs that judge its label-free cells (make label-free-qwen25).
+MATRIX_CELLS += records-qwen25-k10=bench/tune-probes/self-answer/records-bookend-qwen25/eval/report.json
 # The suites' reports, plain (a run's) or compressed (committed), each named by its plain path.
 SUITE_REPORTS = $(foreach s,nq records lookup,$(sort $(patsubst %.xz,%,$(wildcard bench/eval/$(s)-*/report.json bench/eval/$(s)-*/report.json.xz))))
 suites: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
@@ -320,10 +322,11 @@ label-free: $(SMOLLM2_STAMP) $(EVAL_STAMP)
 	$(COMPRESS_EVIDENCE)
 
 ## label-free-qwen25: the third family's cells of "Label-free tuning" (issue 49): Qwen2.5-Coder-0.5B-Instruct
-## in float32 (as fast as llama-server on its GGUF here) on the records suite in bookend's prompt and the
-## chat prompt: the labelled tune, the label-free tune, then both judged on 100 evaluation items; hours
-## on 2 cores, resumable through each calls.jsonl.
-QWEN25_CELLS = records-bookend-qwen25 records-chat-qwen25
+## on the records (float32, as fast as llama-server on its GGUF here) and NQ (bfloat16) in bookend's prompt
+## and the chat prompt: the label-free tune, the labelled tune, then both judged on 60 evaluation items
+## that also score the theory's view (its "Does it help?" and matrix cells); hours per cell on 2 cores,
+## resumable through each calls.jsonl.
+QWEN25_CELLS = records-bookend-qwen25 records-chat-qwen25 nq-bookend-qwen25 nq-chat-qwen25
 label-free-qwen25: $(QWEN25_STAMP) $(EVAL_STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python bench/label_free.py --model qwen25 --cells $(QWEN25_CELLS) --json bench/label_free_qwen25.json
 	$(COMPRESS_EVIDENCE)

@@ -65,6 +65,18 @@ CELLS: dict[str, tuple[str, str, str, str | None]] = {
         ("hard", "hard", 10, "-chat", f"hard-{model}-k10", True),
     )
 }
+# Qwen2.5-Coder (issue 49) is scored on the evaluation items that judge its label-free cells
+# (60 per prompt), whose columns hold both of its tunes' decisions; it has no row where it has no
+# such run.
+CELLS |= {
+    f"records-qwen25-k10{chat}": (
+        "Qwen2.5-Coder-0.5B",
+        "records, K = 10" + (", chat" if chat else ""),
+        f"tune-probes/self-answer/records-{prompt}-qwen25/eval/report.json",
+        "bookend-labelled" if chat else "tune/records-qwen25-k10",
+    )
+    for prompt, chat in (("bookend", ""), ("chat", "-chat"))
+}
 
 #: Short names of the frameworks' patterns in the table.
 FRAMEWORK_NAMES = {"langchain": "LC", "llamaindex": "LI", "haystack": "HS"}
@@ -83,9 +95,16 @@ INFLUENCE: dict[str, tuple[dict[str, str], str]] = {
         ("gemma3", "Gemma 3 270M", "gemma-3-270m"),
     )
 }
+INFLUENCE["Qwen2.5-Coder-0.5B"] = (
+    {
+        prompt: f"tune-probes/self-answer/records-{name}-qwen25/eval/report.json"
+        for prompt, name in (("bookend's prompt", "bookend"), ("chat prompt", "chat"))
+    },
+    "qwen2.5-coder-0.5b",
+)
 
 #: The label-free cells' judgements (``bench/label_free.py``), one file per model.
-LABEL_FREE = ("label_free.json", "label_free_gemma3.json")
+LABEL_FREE = ("label_free.json", "label_free_gemma3.json", "label_free_qwen25.json")
 #: How a label-free cell's name (``SUITE-PROMPT-MODEL``) reads in the tune guide's table.
 LABEL_FREE_NAMES = {
     "records": "records",
@@ -96,6 +115,7 @@ LABEL_FREE_NAMES = {
     "chat": "chat prompt",
     "smollm2": "SmolLM2-135M",
     "gemma3": "Gemma 3 270M",
+    "qwen25": "Qwen2.5-Coder-0.5B",
 }
 #: Assumed hosted prices, dollars per million prompt tokens, at which the tune guide prices a
 #: label-free decision.
@@ -431,19 +451,21 @@ def orders_table() -> str:
         text = f"{100 * entry['diff']:+.1f}"
         return f"**{text}**" if entry["verdict"] != "no difference" else text
 
-    rows: dict[str, list[str]] = {}
+    rows: dict[str, dict[str, list[str]]] = {}
     models: list[str] = []
     for cell, (model, label, _, _) in CELLS.items():
         c = evidence()["cell"][cell]
         best = strongest(c, tuple(FRAMEWORK_NAMES))
         models += [model] if model not in models else []
-        rows.setdefault(label, []).extend(
-            [FORMATS["pct"](c["current"]["mean"]), f"{diff(c['default'])} / {diff(c.get('tuned'))}",
-             f"{diff(c[best])} {FRAMEWORK_NAMES[best]}"]
-        )  # fmt: skip
+        rows.setdefault(label, {})[model] = [
+            FORMATS["pct"](c["current"]["mean"]), f"{diff(c['default'])} / {diff(c.get('tuned'))}",
+            f"{diff(c[best])} {FRAMEWORK_NAMES[best]}",
+        ]  # fmt: skip
     head = " | ".join(f"{m}: yours | bookend | best framework" for m in models)
     lines = [f"| cell | {head} |", "|---" * (1 + 3 * len(models)) + "|"]
-    lines += [f"| {label} | " + " | ".join(values) + " |" for label, values in rows.items()]
+    for label, by_model in rows.items():
+        values = [v for m in models for v in by_model.get(m, ["not measured", "—", "—"])]
+        lines.append(f"| {label} | " + " | ".join(values) + " |")
     return "\n".join(lines)
 
 

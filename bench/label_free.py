@@ -100,7 +100,9 @@ class Model:
     none) and the tunes' precision (an eval takes its report's, so that ``--reuse`` agrees);
     ``probe_dtype``, where set, is the label-free tunes' precision instead; ``eval_items``, where
     set, the evaluation items of every cell (else 150 in bookend's prompt, 100 in the chat
-    prompt)."""
+    prompt); ``view``, where set, the theory's view (a ``tuned.json``) that the judging runs score
+    too, so that they are also the model's cells of "Does it help?" and of the default's matrix
+    (the other models have those runs of their own)."""
 
     weights: str
     chat_template: str
@@ -108,6 +110,7 @@ class Model:
     passage_tune_dtype: str
     probe_dtype: str | None = None
     eval_items: int | None = None
+    view: str | None = None
 
 
 MODELS = {
@@ -117,15 +120,18 @@ MODELS = {
     "gemma3": Model(
         "gemma3-270m", "bench/prompts/gemma-chat-json-records.j2", "bfloat16", "bfloat16", "float32"
     ),
-    # Qwen2.5-Coder-0.5B-Instruct in float32: on one thread as fast as llama-server on its GGUF
-    # (bench/RESULTS.md, issue 49), and its tunes' precision; its own chat template renders the
-    # chat prompt. About 4x SmolLM2's time per call, so 60 evaluation items in both prompts.
+    # Qwen2.5-Coder-0.5B-Instruct in float32 on the records: on one thread as fast as llama-server
+    # on its GGUF (bench/model_speed_qwen25.json); on the passages in bfloat16, as SmolLM2's, a
+    # quarter less CPU a call with the same decisions (bench/model_speed_qwen25_bfloat16.json).
+    # Its own chat template renders the chat prompt. About 4x SmolLM2's time per call, so 60
+    # evaluation items in both prompts.
     "qwen25": Model(
         "qwen2.5-coder-0.5b",
         "bench/prompts/chat-json-records.json",
         "float32",
-        "float32",
+        "bfloat16",
         eval_items=60,
+        view="bench/eval/configs/qwen25-view.json",
     ),
 }
 
@@ -319,6 +325,7 @@ def judging_eval(cell: Cell, configs: Mapping[str, Path]) -> Path:
         args += ["--suite", cell.suite, "--random-draws", "2", "--no-oracle"]
         args += cell.model_args(cell.eval_dtype())
         args += [f"--config={name}={_rel(path)}" for name, path in configs.items()]
+        args += [f"--config=view={cell.spec.view}"] if cell.spec.view else []
         if stored(cell.eval_report):
             args += ["--reuse", _rel(cell.eval_report)]
         _run([*args, "--no-progress", "--out", _rel(out)], cell.log)

@@ -64,7 +64,12 @@ def test_the_makefiles_scripts_reproduce_their_json_from_the_compressed_reports(
 
 
 @pytest.mark.parametrize(
-    ("model", "written"), [("smollm2", "label_free.json"), ("gemma3", "label_free_gemma3.json")]
+    ("model", "written"),
+    [
+        ("smollm2", "label_free.json"),
+        ("gemma3", "label_free_gemma3.json"),
+        ("qwen25", "label_free_qwen25.json"),
+    ],
 )
 def test_judge_only_reproduces_the_label_free_judgements(
     model: str, written: str, tmp_path: Path

@@ -165,6 +165,27 @@ def test_a_cell_without_labelled_runs_runs_them_and_is_judged(
     assert len(runs.calls) == 4
 
 
+@pytest.mark.parametrize(("suite", "dtype"), [("records", "float32"), ("nq", "bfloat16")])
+def test_qwens_judging_runs_also_score_the_theorys_view(
+    suite: str, dtype: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qwen2.5-Coder has no evaluation runs of its own: its judging runs score the view too, so
+    that they are its cells of "Does it help?" and of the default's matrix."""
+    runs = _fake_runs(tmp_path, monkeypatch)
+    assert main(["--model", "qwen25", "--cells", f"{suite}-chat-qwen25"]) == 0
+    judging = runs.calls[-1]
+    assert judging[1] == "eval"
+    assert judging[judging.index("--items") + 1] == "60"
+    configs = {a.split("=")[1]: a.split("=")[2] for a in judging if a.startswith("--config=")}
+    assert sorted(configs) == ["label-free", "labelled", "view"]
+    assert configs["view"] == "bench/eval/configs/qwen25-view.json"
+    assert all(c[c.index("--dtype") + 1] == dtype for c in runs.calls)
+    assert all("--template" in c for c in runs.calls)
+    # The other models' judging runs score only the two decisions.
+    assert main(["--cells", f"{suite}-chat-smollm2"]) == 0
+    assert not [a for a in runs.calls[-1] if a.startswith("--config=view")]
+
+
 def test_a_cell_kept_compressed_is_judged_and_resumes_from_its_retrievals(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -277,7 +298,7 @@ def test_tunes_caution_counts_the_cells_the_committed_judgements_hold() -> None:
     bench = Path(__file__).resolve().parents[2] / "bench"
     judged = {
         name: cell
-        for f in ("label_free.json", "label_free_gemma3.json")
+        for f in ("label_free.json", "label_free_gemma3.json", "label_free_qwen25.json")
         for name, cell in json.loads((bench / f).read_text(encoding="utf-8")).items()
         if "refused" not in cell
     }

@@ -86,10 +86,12 @@ def test_the_site_figures_are_drawn(tmp_path: Path) -> None:
     }
     out = order_effects({"model A": cells, "model B": cells}, tmp_path / "orders.png")
     assert out.read_bytes()[:4] == b"\x89PNG"
-    with pytest.raises(ValueError, match="same cells"):
-        order_effects(
-            {"model A": cells, "model B": {"records": cells["records"]}}, tmp_path / "x.png"
-        )
+    # A model measured on fewer cells keeps every row: the figure is as tall as with both.
+    fewer = order_effects(
+        {"model A": {"records": cells["records"]}, "model B": cells}, tmp_path / "fewer.png"
+    )
+    one_row = order_effects({"model A": {"records": cells["records"]}}, tmp_path / "one.png")
+    assert _png_height(fewer) == _png_height(out) > _png_height(one_row)
     curve = [
         {"mean": 0.1 * s + 0.1, "ci_low": 0.1 * s, "ci_high": 0.1 * s + 0.2, "n": 20}
         for s in range(5)
@@ -101,3 +103,8 @@ def test_the_site_figures_are_drawn(tmp_path: Path) -> None:
         tmp_path / "influence.png",
     )
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def _png_height(path: Path) -> int:
+    """A PNG's height in pixels, from its header (bytes 20 to 24 of the IHDR chunk)."""
+    return int.from_bytes(path.read_bytes()[20:24], "big")

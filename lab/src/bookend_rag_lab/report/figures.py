@@ -279,28 +279,27 @@ def order_effects(
     *,
     metric: str = "candidate_prob",
 ) -> Path:
-    """One panel per model, one row per cell (the same cells in every panel, their names on the
-    left): each order's paired difference with the retriever's own order, in points of
-    ``metric`` with its 95% interval. ``panels[model][cell]`` is
-    :func:`~bookend_rag_lab.report.evidence.against_current`'s result.
-
-    Raises:
-        ValueError: the panels do not hold the same cells.
+    """One panel per model, one row per cell (every panel's cells in the order first met, their
+    names on the left; a row a model was not measured on says so): each order's paired difference
+    with the retriever's own order, in points of ``metric`` with its 95% interval.
+    ``panels[model][cell]`` is :func:`~bookend_rag_lab.report.evidence.against_current`'s result.
     """
-    names = [list(cells) for cells in panels.values()]
-    if any(n != names[0] for n in names):
-        raise ValueError(f"every panel must hold the same cells, got {names}")
+    names = list(dict.fromkeys(name for cells in panels.values() for name in cells))
     plt = pyplot()
-    rows = len(names[0])
+    rows = len(names)
     fig, axes = plt.subplots(
         1, len(panels), figsize=(1.3 + 3.0 * len(panels), 1.3 + 0.42 * rows),
         sharex=True, sharey=True, squeeze=False,
     )  # fmt: skip
     offsets = np.linspace(-0.32, 0.32, len(ORDER_STYLE))
     for ax, (model, cells) in zip(axes[0], panels.items(), strict=True):
-        for y, cell in enumerate(cells.values()):
+        for y, name in enumerate(names):
             if y % 2:
                 ax.axhspan(y - 0.5, y + 0.5, color="0.95", lw=0)
+            cell = cells.get(name, {})
+            if not cell:
+                ax.text(0.5, y, "not measured", transform=ax.get_yaxis_transform(),
+                        ha="center", va="center", fontsize=7, color="0.5")  # fmt: skip
             for dy, (order, (label, colour, marker)) in zip(
                 offsets, ORDER_STYLE.items(), strict=True
             ):
@@ -314,7 +313,7 @@ def order_effects(
         ax.set_title(model, fontsize=9)
         ax.grid(axis="x", color="0.85", lw=0.6)
         ax.tick_params(labelsize=7)
-    axes[0][0].set_yticks(range(rows), names[0], fontsize=8)
+    axes[0][0].set_yticks(range(rows), names, fontsize=8)
     axes[0][0].set_ylim(rows - 0.5, -0.5)
     fig.suptitle(
         f"{_label(metric)} against your retriever's own order (0): points, 95% CI", fontsize=9
