@@ -48,13 +48,15 @@ Usage (from the repository root; ``make label-free`` runs the SmolLM2 cells)::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -257,6 +259,23 @@ DRY_RUN = re.compile(r"([\d,]+) distinct prompts; .*? and (?:at most )?([\d,]+) 
 def _report(directory: Path) -> dict[str, Any] | None:
     path = directory / "report.json"
     return read_json(path) if stored(path) else None
+
+
+@contextlib.contextmanager
+def running(cell: Cell) -> Iterator[None]:
+    """Hold the cell's lock while its runs write: a second process on the same cell would append
+    its records and calls to the same files (its retrievals twice over), so it stops instead.
+
+    Raises:
+        SystemExit: another process holds the cell.
+    """
+    cell.dir.mkdir(parents=True, exist_ok=True)
+    with (cell.dir / ".lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"{cell.name}: another process is running this cell") from None
+        yield
 
 
 def label_free_tune(cell: Cell) -> None:
@@ -480,9 +499,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     judged: dict[str, Any] = {}
     for cell in chosen:
         if not args.judge_only:
-            label_free_tune(cell)
-            if not cell.refusal.is_file():  # without probes there is nothing to compare
-                labelled_tune(cell)
+            with running(cell):
+                label_free_tune(cell)
+                if not cell.refusal.is_file():  # without probes there is nothing to compare
+                    labelled_tune(cell)
         try:
             judged[cell.name] = judge(cell, run=not args.judge_only)
         except ValueError as exc:

@@ -186,6 +186,20 @@ def test_qwens_judging_runs_also_score_the_theorys_view(
     assert not [a for a in runs.calls[-1] if a.startswith("--config=view")]
 
 
+def test_a_cell_another_process_runs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes on one cell would each append the cell's retrievals: the second stops."""
+    import label_free
+
+    runs = _fake_runs(tmp_path, monkeypatch)
+    cell = Cell("squad", "bookend", "smollm2")
+    with label_free.running(cell), pytest.raises(SystemExit, match="another process"):
+        main(["--cells", cell.name])
+    assert runs.calls == []
+    assert main(["--cells", cell.name]) == 0  # the lock goes with the process that held it
+
+
 def test_a_cell_kept_compressed_is_judged_and_resumes_from_its_retrievals(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
