@@ -97,8 +97,8 @@ INFLUENCE: dict[str, tuple[dict[str, str], str]] = {
 }
 INFLUENCE["Qwen2.5-Coder-0.5B"] = (
     {
-        prompt: f"tune-probes/self-answer/records-{name}-qwen25/eval/report.json"
-        for prompt, name in (("bookend's prompt", "bookend"), ("chat prompt", "chat"))
+        prompt: CELLS[f"records-qwen25-k10{chat}"][2]
+        for prompt, chat in (("bookend's prompt", ""), ("chat prompt", "-chat"))
     },
     "qwen2.5-coder-0.5b",
 )

@@ -43,7 +43,7 @@ from bookend_rag_lab.experiments.measured_slots import (
 from bookend_rag_lab.experiments.race import FIRST_LOOK
 from bookend_rag_lab.experiments.runspec import RunSpec
 from bookend_rag_lab.experiments.trials import Ranked
-from bookend_rag_lab.experiments.tune import MEASURE_BLOCKS, tune
+from bookend_rag_lab.experiments.tune import MEASURE_BLOCKS, TuneResult, tune
 from bookend_rag_lab.fitting.outcomes import SlotOutcome, slot_outcome
 from bookend_rag_lab.frameworks import haystack_order, langchain_order, llama_index_order
 from bookend_rag_lab.items.item import Item, items_sha256, load_jsonl
@@ -326,15 +326,17 @@ class _Planted:
         return found
 
 
+def _tune_measuring(run: RunSpec, planted: _Planted, **options: Any) -> TuneResult:
+    """``tune`` on planted scores with the theory's model and the suggested slot measurement
+    (its cross-fitted candidates race too), no progress bar."""
+    return tune(
+        run, planted, theory=THEORY, measure_blocks=MEASURE_BLOCKS, progress=False, **options
+    )
+
+
 def test_tune_switches_to_a_candidate_planted_ahead(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(
-        RunSpec(items_file),
-        _Planted(3.0),
-        theory=THEORY,
-        measure_blocks=MEASURE_BLOCKS,
-        progress=False,
-    )
+    result = _tune_measuring(RunSpec(items_file), _Planted(3.0))
     report = result.report
     # Gold last wins: the default (most relevant first) is measurably behind.
     assert result.decision.switched
@@ -357,14 +359,7 @@ def test_tune_compares_every_candidate_with_the_users_framework_order(tmp_path: 
     # to it is tested on planted scores in test_selection.py).
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
     run = RunSpec(items_file)
-    result = tune(
-        run,
-        _Planted(-3.0),
-        theory=THEORY,
-        current="haystack",
-        measure_blocks=MEASURE_BLOCKS,
-        progress=False,
-    )
+    result = _tune_measuring(run, _Planted(-3.0), current="haystack")
     report = result.report
     assert report["chosen"]["current"] == "alternate"
     assert report["candidates"]["alternate"]["eliminated_at"] is None
@@ -392,13 +387,7 @@ def test_without_measure_blocks_no_slot_is_measured_and_no_measured_candidate_ra
 
 def test_tune_keeps_the_default_when_no_slot_matters(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 40, 6, gold_first=True)
-    result = tune(
-        RunSpec(items_file),
-        _Planted(0.0),
-        theory=THEORY,
-        measure_blocks=MEASURE_BLOCKS,
-        progress=False,
-    )
+    result = _tune_measuring(RunSpec(items_file), _Planted(0.0))
     assert not result.decision.switched
     assert result.config == bookend_rag.PlacementConfig(model=THEORY)
     assert "keep the default" in result.decision.reason
@@ -707,9 +696,7 @@ def test_cli_errors_are_one_line_with_exit_2(
 def test_a_scorer_without_local_weights_records_no_model_hash(tmp_path: Path) -> None:
     items_file = _write_items(tmp_path / "items.jsonl", 8, 3)
     planted = _Planted(1.0)
-    result = tune(
-        RunSpec(items_file), planted, theory=THEORY, measure_blocks=MEASURE_BLOCKS, progress=False
-    )
+    result = _tune_measuring(RunSpec(items_file), planted)
     assert result.report["provenance"]["model_sha256"] is None
     assert result.report["provenance"]["model"] == "planted-1.0"
     assert result.calls == planted.calls > 0

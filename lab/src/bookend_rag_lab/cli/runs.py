@@ -129,12 +129,12 @@ def add_run_arguments(p: argparse.ArgumentParser, *, split: str, out: str) -> No
     add_endpoint_options(p)
 
 
-def check_counts(args: argparse.Namespace, options: Sequence[str]) -> None:
-    """Refuse a count below 1 among ``options`` (attribute names), naming its option."""
+def check_counts(args: argparse.Namespace, options: Sequence[str], *, least: int = 1) -> None:
+    """Refuse a count below ``least`` among ``options`` (attribute names), naming its option."""
     for option in options:
         value = getattr(args, option)
-        if value is not None and value < 1:
-            raise ValueError(f"--{option.replace('_', '-')} must be >= 1, got {value}")
+        if value is not None and value < least:
+            raise ValueError(f"--{option.replace('_', '-')} must be >= {least}, got {value}")
 
 
 def run_spec(args: argparse.Namespace, *, suite: str, k: int | None, n_items: int) -> RunSpec:

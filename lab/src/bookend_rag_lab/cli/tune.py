@@ -84,8 +84,7 @@ def register(subparsers: Any) -> None:
 def _tune(args: argparse.Namespace) -> int:
     load_template_option(args)
     check_counts(args, ("docs", "items", "threads", "max_tokens"))
-    if args.measure_blocks < 0:
-        raise ValueError(f"--measure-blocks must be >= 0, got {args.measure_blocks}")
+    check_counts(args, ("measure_blocks",), least=0)
     set_threads(args.threads)
     from bookend_rag_lab.experiments.tune import tune
 

@@ -329,21 +329,10 @@ def _check(
     confidence: float,
 ) -> None:
     """Refuse bad run arguments in one line, before any item or model is loaded."""
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise ValueError(f"folds must be an integer >= 2, got folds={folds!r}")
-    if (
-        isinstance(measure_blocks, bool)
-        or not isinstance(measure_blocks, int)
-        or measure_blocks < 0
-    ):
-        raise ValueError(
-            f"measure_blocks must be an integer >= 0, got measure_blocks={measure_blocks!r}"
-        )
-    for name, limit in (("max_calls", max_calls), ("max_tokens", max_tokens)):
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-        ):
-            raise ValueError(f"{name} must be an integer >= 1 or None, got {name}={limit!r}")
+    _check_integer("folds", folds, 2)
+    _check_integer("measure_blocks", measure_blocks, 0)
+    _check_integer("max_calls", max_calls, 1, optional=True)
+    _check_integer("max_tokens", max_tokens, 1, optional=True)
     if minutes is not None and (
         isinstance(minutes, bool)
         or not isinstance(minutes, (int, float))
@@ -351,10 +340,19 @@ def _check(
         or minutes <= 0
     ):
         raise ValueError(f"minutes must be a number > 0 or None, got minutes={minutes!r}")
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch must be an integer >= 1, got batch={batch!r}")
+    _check_integer("batch", batch, 1)
     if isinstance(confidence, bool) or not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got confidence={confidence!r}")
+
+
+def _check_integer(name: str, value: object, least: int, *, optional: bool = False) -> None:
+    """Refuse ``value`` unless it is an integer (not a bool) of at least ``least``, or ``None``
+    when ``optional``, naming the parameter ``name``."""
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        either = " or None" if optional else ""
+        raise ValueError(f"{name} must be an integer >= {least}{either}, got {name}={value!r}")
 
 
 def _common_k(items: Sequence[Item]) -> int:
