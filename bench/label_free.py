@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -67,7 +66,7 @@ from bookend_rag.retrievals import RecordedDocument, RetrievalRecord, write_retr
 from bookend_rag_lab.experiments.trials import Ranked, retriever_names
 from bookend_rag_lab.items.suites import suite_items
 from bookend_rag_lab.report.evidence import CURRENT, TUNE_TO_CANDIDATE, per_item
-from bookend_rag_lab.runfiles import read_json, read_text, stored
+from bookend_rag_lab.runfiles import read_json, read_text, stored, writing
 from bookend_rag_lab.stats import MDE_FACTOR, paired_difference
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,6 +251,9 @@ def _run(args: Sequence[str], log: Path) -> str:
     return done.stdout
 
 
+#: The lock a cell's process holds in the cell's directory.
+CELL_LOCK = ".cell.lock"
+
 #: The dry run's figures as ``bookend tune --dry-run`` prints them.
 DRY_RUN = re.compile(r"([\d,]+) distinct prompts; .*? and (?:at most )?([\d,]+) prompt tokens")
 
@@ -263,18 +265,18 @@ def _report(directory: Path) -> dict[str, Any] | None:
 
 @contextlib.contextmanager
 def running(cell: Cell) -> Iterator[None]:
-    """Hold the cell's lock while its runs write: a second process on the same cell would append
-    its records and calls to the same files (its retrievals twice over), so it stops instead.
+    """Hold the cell while its runs write: a second process on the same cell would append its
+    records and calls to the same files (its retrievals twice over), so it stops instead. The
+    cell's lock is not its runs' own (``.lock``): its label-free tune writes in the same directory.
 
     Raises:
         SystemExit: another process holds the cell.
     """
-    cell.dir.mkdir(parents=True, exist_ok=True)
-    with (cell.dir / ".lock").open("w") as lock:
+    with contextlib.ExitStack() as held:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SystemExit(f"{cell.name}: another process is running this cell") from None
+            held.enter_context(writing(cell.dir, lock=CELL_LOCK, what=cell.name))
+        except ValueError as error:  # only the lock's: the cell's own errors pass as they are
+            raise SystemExit(str(error)) from None
         yield
 
 

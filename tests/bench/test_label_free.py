@@ -194,7 +194,7 @@ def test_a_cell_another_process_runs_is_refused(
 
     runs = _fake_runs(tmp_path, monkeypatch)
     cell = Cell("squad", "bookend", "smollm2")
-    with label_free.running(cell), pytest.raises(SystemExit, match="another process"):
+    with label_free.running(cell), pytest.raises(SystemExit, match="being written by another run"):
         main(["--cells", cell.name])
     assert runs.calls == []
     assert main(["--cells", cell.name]) == 0  # the lock goes with the process that held it

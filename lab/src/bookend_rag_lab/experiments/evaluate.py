@@ -47,6 +47,7 @@ from bookend_rag_lab.models.scorer import capabilities, endpoint_settings
 from bookend_rag_lab.reorderers import CURRENT_ORDERS, eval_strategies
 from bookend_rag_lab.report.evaluation import build_report, markdown, write
 from bookend_rag_lab.report.source import source_sentence
+from bookend_rag_lab.runfiles import writing
 
 __all__ = ["DEFAULT_FAMILIES", "EvalResult", "evaluate"]
 
@@ -135,7 +136,7 @@ def evaluate(
     started = time.perf_counter()
     run = run or RunSpec()
     loaded = run.load(suite="hard", n_items=100, split="evaluation")
-    with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+    with writing(out_dir), scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
         loaded = loaded.for_model(model, say, answer=not dry_run, progress=progress)
         items, names = loaded.items, loaded.retrievers
         warn_on_other_models((profiles or {}).values(), model, loaded.template)
@@ -183,8 +184,8 @@ def evaluate(
         settings["reused"] = None if known is None else known.source
         timing = _timing(started, load_seconds, measured.trials, model.calls)
         report = _report(model.model_id, settings, items, ranked, measured, metrics, timing)
-    text = markdown(report)
-    files = [] if out_dir is None else write(report, text, Path(out_dir))
+        text = markdown(report)
+        files = [] if out_dir is None else write(report, text, Path(out_dir))
     return EvalResult(report=report, markdown=text, files=files, calls=model.calls)
 
 

@@ -70,6 +70,7 @@ from bookend_rag_lab.models.scorer import Prompt, capabilities, endpoint_setting
 from bookend_rag_lab.reorderers import RANDOM, bookend_strategy
 from bookend_rag_lab.report.source import source_sentence
 from bookend_rag_lab.report.tuning import build_report, decision_sentence, markdown, write
+from bookend_rag_lab.runfiles import writing
 
 #: The candidates measured on the user's items, whose orders are known only after measuring.
 CROSS_FITTED = (MEASURED, FITTED)
@@ -186,7 +187,7 @@ def tune(
     loaded = run.load(suite="hard", n_items=60, split="calibration")
     if loaded.pending is None:  # probes are counted once built, with the model's tokenizer
         Folds.of_items(loaded.items, folds)
-    with scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
+    with writing(out_dir), scorer_for(scorer or ScorerSpec(), out_dir, say) as model:
         clock = {"loading": time.perf_counter() - started}
         loaded = loaded.for_model(model, say, answer=not dry_run, progress=progress)
         clock["items"] = time.perf_counter() - started - clock["loading"]
@@ -260,9 +261,9 @@ def tune(
         report = _report(
             judging, candidates, measurement, race, decision, settings, confidence, clock
         )
-    text = markdown(report)
-    config = candidates.written(decision.chosen)
-    files = [] if out_dir is None else write(report, text, config, Path(out_dir))
+        text = markdown(report)
+        config = candidates.written(decision.chosen)
+        files = [] if out_dir is None else write(report, text, config, Path(out_dir))
     return TuneResult(config, decision, report, text, files, budget.calls)
 
 
