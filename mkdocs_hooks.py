@@ -69,12 +69,13 @@ CELLS: dict[str, tuple[str, str, str, str | None]] = {
 # (60 per prompt), whose columns hold both of its tunes' decisions; it has no row where it has no
 # such run.
 CELLS |= {
-    f"records-qwen25-k10{chat}": (
+    f"{suite}-qwen25-k10{chat}": (
         "Qwen2.5-Coder-0.5B",
-        "records, K = 10" + (", chat" if chat else ""),
-        f"tune-probes/self-answer/records-{prompt}-qwen25/eval/report.json",
-        "bookend-labelled" if chat else "tune/records-qwen25-k10",
+        f"{label}, K = 10" + (", chat" if chat else ""),
+        f"tune-probes/self-answer/{suite}-{prompt}-qwen25/eval/report.json",
+        "bookend-labelled" if chat else f"tune/{suite}-qwen25-k10",
     )
+    for suite, label in (("records", "records"), ("nq", "NQ"))
     for prompt, chat in (("bookend", ""), ("chat", "-chat"))
 }
 

@@ -48,7 +48,7 @@ def _used(count: int) -> str:
 
 def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
     """``**Caution.** ...`` for a decision from probes: from self-answer probes, any decision (in
-    one of the 14 cells checked against labels it was measurably behind); from code probes, an
+    one of the 16 cells checked against labels it was measurably behind); from code probes, an
     order measured on the probes themselves (the situation in which they were far behind); else
     ``None`` (``bench/RESULTS.md``, "Label-free tuning")."""
     source = settings["source"]
@@ -57,8 +57,8 @@ def probe_caution(settings: Mapping[str, Any], chosen: str) -> str | None:
     if source.get("design") == "self-answer":
         return (
             f"**Caution.** `{chosen}` was chosen on self-answer probes, a proxy for labelled "
-            "items. Checked against labels in 14 cells (SmolLM2, Gemma 3 270M and "
-            "Qwen2.5-Coder-0.5B, K = 10), it made the labelled decision in 11, was within the "
+            "items. Checked against labels in 16 cells (SmolLM2, Gemma 3 270M and "
+            "Qwen2.5-Coder-0.5B, K = 10), it made the labelled decision in 13, was within the "
             "noise of it in 2 more and was "
             "measurably behind it in 1: on generated hard items in bookend's prompt it kept the "
             "default where the labels chose the retriever's order, 8.7 points behind "
