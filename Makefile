@@ -239,8 +239,7 @@ eval: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
 SUITE_RUN = $(EVAL_RUN) --no-oracle
 MATRIX_CELLS = $(foreach r,smollm2-k10 smollm2-k9 smollm2-k20 smollm2-transfer-k10 gemma3-k10 gemma3-k9 gemma3-k20 gemma3-transfer-k10,hard-$(r)=bench/eval/$(r)/report.json)
 # The third family's cells are the runs that judge its label-free cells (make label-free-qwen25).
-MATRIX_CELLS += records-qwen25-k10=bench/tune-probes/self-answer/records-bookend-qwen25/eval/report.json
-MATRIX_CELLS += nq-qwen25-k10=bench/tune-probes/self-answer/nq-bookend-qwen25/eval/report.json
+MATRIX_CELLS += $(foreach s,records nq,$(s)-qwen25-k10=bench/tune-probes/self-answer/$(s)-bookend-qwen25/eval/report.json)
 # The suites' reports, plain (a run's) or compressed (committed), each named by its plain path.
 SUITE_REPORTS = $(foreach s,nq records lookup,$(sort $(patsubst %.xz,%,$(wildcard bench/eval/$(s)-*/report.json bench/eval/$(s)-*/report.json.xz))))
 suites: $(SMOLLM2_STAMP) $(GEMMA3_STAMP) $(EVAL_STAMP)
